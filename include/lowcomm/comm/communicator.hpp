@@ -1,0 +1,213 @@
+#pragma once
+// Every collective lowcomm runs goes through a Communicator. It wraps an MPI communicator (its
+// own duplicate, so lowcomm's traffic never mixes with the caller's), runs the collective on
+// host buffers, and records for this rank the bytes the modelled algorithm sends and receives,
+// the measured time, and the time the network model charges. The simulated clock adds measured
+// compute to modelled communication, so a run on a fast cluster answers "how long would this
+// take on 100 Mbps links?".
+#include <mpi.h>
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "lowcomm/comm/collective.hpp"
+#include "lowcomm/comm/network_model.hpp"
+#include "lowcomm/error.hpp"
+
+namespace lowcomm {
+
+enum class NetworkMode : std::uint8_t {
+  Off,       // no modelled time; the simulated clock is the wall clock
+  Simulate,  // simulated clock = measured compute + modelled communication; nothing sleeps
+  Throttle,  // each collective is held until its modelled time has passed (for overlap studies)
+};
+std::string_view to_string(NetworkMode mode);
+NetworkMode parse_network_mode(std::string_view name);  // "off", "simulate", "throttle"
+
+// Running totals of a rank's collectives. Subtract two snapshots to get one step's share.
+struct CommCounters {
+  std::uint64_t calls = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+  double measured_s = 0.0;
+  double modelled_s = 0.0;
+
+  CommCounters& operator+=(const CommCounters& other);
+  friend CommCounters operator-(CommCounters a, const CommCounters& b);
+};
+
+// One collective as this rank saw it (kept only when CommunicatorOptions::keep_records is set).
+struct CollectiveRecord {
+  CollectiveKind kind;
+  std::uint64_t payload_bytes;  // this rank's input: the buffer reduced, its block gathered, ...
+  std::uint64_t bytes_sent;
+  std::uint64_t bytes_received;
+  double measured_s;
+  double modelled_s;
+};
+
+struct CommunicatorOptions {
+  NetworkModel network;
+  NetworkMode mode = NetworkMode::Off;
+  AllReduceAlgorithm all_reduce_algorithm = AllReduceAlgorithm::Ring;
+  AllGatherAlgorithm all_gather_algorithm = AllGatherAlgorithm::Ring;
+  bool keep_records = false;
+};
+
+// The element types an all-reduce accepts (they map to MPI's predefined datatypes).
+template <class T>
+concept Reducible = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t> ||
+                    std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>;
+
+// Gathers and broadcasts move any plain bytes (compressed payloads, index/value structs...).
+template <class T>
+concept Transferable = std::is_trivially_copyable_v<T>;
+
+class Communicator {
+ public:
+  // Collective over `comm`: every rank must construct its Communicator together.
+  explicit Communicator(MPI_Comm comm, CommunicatorOptions options = {});
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // In place. Average divides the sum by the number of ranks (floating-point types only).
+  template <Reducible T>
+  void all_reduce(std::span<T> data, ReduceOp op);
+
+  // Every rank contributes mine.size() elements (the same on all ranks); `all` receives W blocks
+  // in rank order and must hold W * mine.size() elements.
+  template <Transferable T>
+  void all_gather(std::span<const T> mine, std::span<T> all);
+
+  // Variable sizes known to every rank (counts[w] elements from rank w); `all` holds their sum.
+  template <Transferable T>
+  void all_gather_v(std::span<const T> mine, std::span<const std::size_t> counts, std::span<T> all);
+
+  // Variable sizes not known in advance: the counts are exchanged first, as a recorded
+  // all-gather of one 8-byte count per rank, then the data. Returns the concatenation.
+  template <Transferable T>
+  std::vector<T> all_gather_v(std::span<const T> mine, std::vector<std::size_t>* counts_out = nullptr);
+
+  template <Transferable T>
+  void broadcast(std::span<T> data, int root);
+
+  void barrier();
+
+  const CommCounters& totals() const { return totals_; }
+  const CommCounters& totals(CollectiveKind kind) const { return by_kind_[static_cast<int>(kind)]; }
+  std::span<const CollectiveRecord> records() const { return records_; }
+  void clear_records() { records_.clear(); }
+
+  // Seconds on the simulated clock (see NetworkMode), including compute since the last call.
+  // Identical on all ranks right after a collective in Simulate and Throttle modes.
+  double simulated_seconds() const;
+
+  const CommunicatorOptions& options() const { return options_; }
+
+ private:
+  template <class T>
+  static MPI_Datatype reduce_type();
+
+  void all_reduce_elements(void* data, std::size_t count, MPI_Datatype type, std::size_t element_bytes);
+  void all_gather_elements(const void* mine, std::size_t count, void* all, std::size_t element_bytes);
+  void all_gather_v_elements(const void* mine, std::span<const std::size_t> counts, void* all,
+                             std::size_t element_bytes);
+  void broadcast_elements(void* data, std::size_t count, std::size_t element_bytes, int root);
+  std::vector<std::size_t> exchange_counts(std::size_t mine);
+
+  MPI_Datatype element_type(std::size_t element_bytes);  // contiguous bytes, cached per size
+  double now() const;
+  // Called around every MPI call: charges the model, throttles, advances the clock, records.
+  double begin_call();
+  void end_call(CollectiveKind kind, std::uint64_t payload_bytes, const CollectiveCost& cost,
+                double start);
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  CommunicatorOptions options_;
+  CommCounters totals_;
+  std::array<CommCounters, kCollectiveKinds> by_kind_{};
+  std::vector<CollectiveRecord> records_;
+  std::vector<std::pair<std::size_t, MPI_Datatype>> element_types_;
+  double sim_clock_s_ = 0.0;   // simulated seconds at last_exit_
+  double last_exit_ = 0.0;     // wall time when the previous collective returned
+  double epoch_ = 0.0;         // wall time at construction
+};
+
+// ---- template definitions --------------------------------------------------------------------
+
+template <class T>
+MPI_Datatype Communicator::reduce_type() {
+  if constexpr (std::is_same_v<T, float>) return MPI_FLOAT;
+  if constexpr (std::is_same_v<T, double>) return MPI_DOUBLE;
+  if constexpr (std::is_same_v<T, std::int32_t>) return MPI_INT32_T;
+  if constexpr (std::is_same_v<T, std::int64_t>) return MPI_INT64_T;
+  if constexpr (std::is_same_v<T, std::uint32_t>) return MPI_UINT32_T;
+  if constexpr (std::is_same_v<T, std::uint64_t>) return MPI_UINT64_T;
+}
+
+template <Reducible T>
+void Communicator::all_reduce(std::span<T> data, ReduceOp op) {
+  if constexpr (!std::is_floating_point_v<T>) {
+    if (op == ReduceOp::Average) {
+      throw CommError("all_reduce with ReduceOp::Average needs a floating-point buffer; "
+                      "use ReduceOp::Sum for integers and divide yourself");
+    }
+  }
+  all_reduce_elements(data.data(), data.size(), reduce_type<T>(), sizeof(T));
+  if (op == ReduceOp::Average) {
+    const T ranks = static_cast<T>(size_);
+    for (T& x : data) x /= ranks;
+  }
+}
+
+template <Transferable T>
+void Communicator::all_gather(std::span<const T> mine, std::span<T> all) {
+  if (all.size() != mine.size() * static_cast<std::size_t>(size_)) {
+    throw CommError("all_gather: the output must hold world_size * input elements");
+  }
+  all_gather_elements(mine.data(), mine.size(), all.data(), sizeof(T));
+}
+
+template <Transferable T>
+void Communicator::all_gather_v(std::span<const T> mine, std::span<const std::size_t> counts,
+                                std::span<T> all) {
+  if (counts.size() != static_cast<std::size_t>(size_)) {
+    throw CommError("all_gather_v: counts must hold one entry per rank");
+  }
+  std::size_t total = 0;
+  for (std::size_t c : counts) total += c;
+  if (mine.size() != counts[static_cast<std::size_t>(rank_)] || all.size() != total) {
+    throw CommError("all_gather_v: the input must hold counts[rank] elements and the output "
+                    "the sum of counts");
+  }
+  all_gather_v_elements(mine.data(), counts, all.data(), sizeof(T));
+}
+
+template <Transferable T>
+std::vector<T> Communicator::all_gather_v(std::span<const T> mine, std::vector<std::size_t>* counts_out) {
+  std::vector<std::size_t> counts = exchange_counts(mine.size());
+  std::size_t total = 0;
+  for (std::size_t c : counts) total += c;
+  std::vector<T> all(total);
+  all_gather_v(mine, std::span<const std::size_t>(counts), std::span<T>(all));
+  if (counts_out != nullptr) *counts_out = std::move(counts);
+  return all;
+}
+
+template <Transferable T>
+void Communicator::broadcast(std::span<T> data, int root) {
+  broadcast_elements(data.data(), data.size(), sizeof(T), root);
+}
+
+}  // namespace lowcomm

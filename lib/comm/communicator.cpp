@@ -1,0 +1,207 @@
+#include "lowcomm/comm/communicator.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <climits>
+#include <thread>
+
+namespace lowcomm {
+
+namespace {
+
+void check(int mpi_status, std::string_view what) {
+  if (mpi_status == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(mpi_status, text, &length);
+  throw CommError(fmt::format("{} failed: {}", what, std::string_view(text, length)));
+}
+
+// MPI counts and displacements are ints; larger buffers must be split by the caller.
+int mpi_count(std::size_t count, std::string_view what) {
+  if (count > static_cast<std::size_t>(INT_MAX)) {
+    throw CommError(fmt::format("{}: {} elements exceed MPI's limit of {} per call; split the buffer",
+                                what, count, INT_MAX));
+  }
+  return static_cast<int>(count);
+}
+
+}  // namespace
+
+std::string_view to_string(NetworkMode mode) {
+  switch (mode) {
+    case NetworkMode::Off: return "off";
+    case NetworkMode::Simulate: return "simulate";
+    case NetworkMode::Throttle: return "throttle";
+  }
+  return "?";
+}
+
+NetworkMode parse_network_mode(std::string_view name) {
+  for (auto m : {NetworkMode::Off, NetworkMode::Simulate, NetworkMode::Throttle}) {
+    if (to_string(m) == name) return m;
+  }
+  throw ConfigError(fmt::format("unknown network mode '{}': use off, simulate or throttle", name));
+}
+
+CommCounters& CommCounters::operator+=(const CommCounters& other) {
+  calls += other.calls;
+  bytes_sent += other.bytes_sent;
+  bytes_received += other.bytes_received;
+  measured_s += other.measured_s;
+  modelled_s += other.modelled_s;
+  return *this;
+}
+
+CommCounters operator-(CommCounters a, const CommCounters& b) {
+  a.calls -= b.calls;
+  a.bytes_sent -= b.bytes_sent;
+  a.bytes_received -= b.bytes_received;
+  a.measured_s -= b.measured_s;
+  a.modelled_s -= b.modelled_s;
+  return a;
+}
+
+Communicator::Communicator(MPI_Comm comm, CommunicatorOptions options) : options_(std::move(options)) {
+  check(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
+  // Errors come back as CommError with MPI's message instead of aborting the job.
+  check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+  if (options_.all_gather_algorithm == AllGatherAlgorithm::RecursiveDoubling && !is_power_of_two(size_)) {
+    throw ConfigError(fmt::format(
+        "the recursive_doubling all-gather needs a power-of-two number of ranks, this job has {}; "
+        "choose ring or bruck", size_));
+  }
+  epoch_ = now();
+  last_exit_ = epoch_;
+}
+
+Communicator::~Communicator() {
+  for (auto& [bytes, type] : element_types_) MPI_Type_free(&type);
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+double Communicator::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double Communicator::simulated_seconds() const { return sim_clock_s_ + (now() - last_exit_); }
+
+double Communicator::begin_call() { return now(); }
+
+void Communicator::end_call(CollectiveKind kind, std::uint64_t payload_bytes,
+                            const CollectiveCost& cost, double start) {
+  double end = now();
+  const bool modelled = options_.mode != NetworkMode::Off;
+  const double modelled_s = modelled ? cost.seconds : 0.0;
+  if (options_.mode == NetworkMode::Throttle && end - start < modelled_s) {
+    std::this_thread::sleep_until(std::chrono::steady_clock::time_point(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double>(start + modelled_s))));
+    end = now();
+  }
+  const double measured_s = end - start;
+
+  // The collective finishes when the last rank has arrived plus the modelled time: everybody's
+  // clock moves to that point, so the slowest rank's compute bounds the step as it would for real.
+  const double arrival = sim_clock_s_ + (start - last_exit_);
+  if (modelled) {
+    double latest_arrival = arrival;
+    check(MPI_Allreduce(&arrival, &latest_arrival, 1, MPI_DOUBLE, MPI_MAX, comm_),
+          "MPI_Allreduce (simulated clock)");
+    sim_clock_s_ = latest_arrival + modelled_s;
+  } else {
+    sim_clock_s_ = arrival + measured_s;
+  }
+
+  const auto r = static_cast<std::size_t>(rank_);
+  const CommCounters call{1, cost.bytes_sent[r], cost.bytes_received[r], measured_s, modelled_s};
+  totals_ += call;
+  by_kind_[static_cast<int>(kind)] += call;
+  if (options_.keep_records) {
+    records_.push_back({kind, payload_bytes, call.bytes_sent, call.bytes_received, measured_s, modelled_s});
+  }
+  last_exit_ = now();
+}
+
+MPI_Datatype Communicator::element_type(std::size_t element_bytes) {
+  for (const auto& [bytes, type] : element_types_) {
+    if (bytes == element_bytes) return type;
+  }
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  check(MPI_Type_contiguous(mpi_count(element_bytes, "element size"), MPI_BYTE, &type), "MPI_Type_contiguous");
+  check(MPI_Type_commit(&type), "MPI_Type_commit");
+  element_types_.emplace_back(element_bytes, type);
+  return type;
+}
+
+void Communicator::all_reduce_elements(void* data, std::size_t count, MPI_Datatype type,
+                                       std::size_t element_bytes) {
+  const int n = mpi_count(count, "all_reduce");
+  const CollectiveCost cost =
+      options_.network.all_reduce(options_.all_reduce_algorithm, size_, count, element_bytes);
+  const double start = begin_call();
+  check(MPI_Allreduce(MPI_IN_PLACE, data, n, type, MPI_SUM, comm_), "MPI_Allreduce");
+  end_call(CollectiveKind::AllReduce, count * element_bytes, cost, start);
+}
+
+void Communicator::all_gather_elements(const void* mine, std::size_t count, void* all,
+                                       std::size_t element_bytes) {
+  const int n = mpi_count(count, "all_gather");
+  const MPI_Datatype type = element_type(element_bytes);
+  const std::vector<std::uint64_t> blocks(static_cast<std::size_t>(size_), count * element_bytes);
+  const CollectiveCost cost = options_.network.all_gather(options_.all_gather_algorithm, blocks);
+  const double start = begin_call();
+  check(MPI_Allgather(mine, n, type, all, n, type, comm_), "MPI_Allgather");
+  end_call(CollectiveKind::AllGather, count * element_bytes, cost, start);
+}
+
+void Communicator::all_gather_v_elements(const void* mine, std::span<const std::size_t> counts,
+                                         void* all, std::size_t element_bytes) {
+  const MPI_Datatype type = element_type(element_bytes);
+  std::vector<int> mpi_counts(counts.size()), displacements(counts.size());
+  std::vector<std::uint64_t> blocks(counts.size());
+  std::size_t offset = 0;
+  for (std::size_t w = 0; w < counts.size(); ++w) {
+    mpi_counts[w] = mpi_count(counts[w], "all_gather_v");
+    displacements[w] = mpi_count(offset, "all_gather_v (total)");
+    blocks[w] = counts[w] * element_bytes;
+    offset += counts[w];
+  }
+  const CollectiveCost cost = options_.network.all_gather(options_.all_gather_algorithm, blocks);
+  const double start = begin_call();
+  check(MPI_Allgatherv(mine, mpi_counts[static_cast<std::size_t>(rank_)], type, all, mpi_counts.data(),
+                       displacements.data(), type, comm_),
+        "MPI_Allgatherv");
+  end_call(CollectiveKind::AllGather, blocks[static_cast<std::size_t>(rank_)], cost, start);
+}
+
+std::vector<std::size_t> Communicator::exchange_counts(std::size_t mine) {
+  const auto mine64 = static_cast<std::uint64_t>(mine);
+  std::vector<std::uint64_t> counts64(static_cast<std::size_t>(size_));
+  all_gather(std::span<const std::uint64_t>(&mine64, 1), std::span<std::uint64_t>(counts64));
+  return {counts64.begin(), counts64.end()};
+}
+
+void Communicator::broadcast_elements(void* data, std::size_t count, std::size_t element_bytes, int root) {
+  if (root < 0 || root >= size_) {
+    throw CommError(fmt::format("broadcast root {} is not a rank (this communicator has {})", root, size_));
+  }
+  const int n = mpi_count(count, "broadcast");
+  const MPI_Datatype type = element_type(element_bytes);
+  const CollectiveCost cost = options_.network.broadcast(size_, root, count * element_bytes);
+  const double start = begin_call();
+  check(MPI_Bcast(data, n, type, root, comm_), "MPI_Bcast");
+  end_call(CollectiveKind::Broadcast, count * element_bytes, cost, start);
+}
+
+void Communicator::barrier() {
+  const CollectiveCost cost = options_.network.barrier(size_);
+  const double start = begin_call();
+  check(MPI_Barrier(comm_), "MPI_Barrier");
+  end_call(CollectiveKind::Barrier, 0, cost, start);
+}
+
+}  // namespace lowcomm

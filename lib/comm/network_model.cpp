@@ -1,0 +1,96 @@
+#include "lowcomm/comm/network_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "lowcomm/error.hpp"
+
+namespace lowcomm {
+
+namespace {
+
+void require_valid(const Link& link, int rank) {
+  const bool ok = link.latency_s >= 0 && link.upload_bytes_per_s > 0 && link.download_bytes_per_s > 0;
+  if (!ok) {
+    throw ConfigError(fmt::format(
+        "network link of rank {} is invalid (latency {} s, upload {} B/s, download {} B/s): "
+        "latency must be >= 0 and bandwidths > 0", rank, link.latency_s, link.upload_bytes_per_s,
+        link.download_bytes_per_s));
+  }
+}
+
+}  // namespace
+
+NetworkModel& NetworkModel::set_rank_link(int rank, Link link) {
+  if (rank < 0) throw ConfigError(fmt::format("a rank link needs a rank >= 0, got {}", rank));
+  require_valid(link, rank);
+  rank_links_[rank] = link;
+  return *this;
+}
+
+Link NetworkModel::link(int rank) const {
+  const auto it = rank_links_.find(rank);
+  return it == rank_links_.end() ? default_link_ : it->second;
+}
+
+NetworkModel::Accumulator::Accumulator(const NetworkModel& model, int world_size)
+    : model_(model),
+      round_sent_(static_cast<std::size_t>(world_size)),
+      round_received_(static_cast<std::size_t>(world_size)) {
+  links_.reserve(static_cast<std::size_t>(world_size));
+  for (int w = 0; w < world_size; ++w) links_.push_back(model_.link(w));
+  cost_.bytes_sent.assign(static_cast<std::size_t>(world_size), 0);
+  cost_.bytes_received.assign(static_cast<std::size_t>(world_size), 0);
+}
+
+void NetworkModel::Accumulator::add_round(std::span<const Transfer> round) {
+  double latency = 0.0;
+  for (const Transfer& t : round) {
+    latency = std::max({latency, links_[t.source].latency_s, links_[t.destination].latency_s});
+    round_sent_[t.source] += t.bytes;
+    round_received_[t.destination] += t.bytes;
+  }
+  // Upload and download are separate directions: a rank sends and receives at the same time.
+  double transfer = 0.0;
+  for (const Transfer& t : round) {
+    for (int w : {t.source, t.destination}) {
+      const auto i = static_cast<std::size_t>(w);
+      if (round_sent_[i] == 0 && round_received_[i] == 0) continue;  // already counted
+      transfer = std::max({transfer,
+                           static_cast<double>(round_sent_[i]) / links_[i].upload_bytes_per_s,
+                           static_cast<double>(round_received_[i]) / links_[i].download_bytes_per_s});
+      cost_.bytes_sent[i] += round_sent_[i];
+      cost_.bytes_received[i] += round_received_[i];
+      round_sent_[i] = 0;
+      round_received_[i] = 0;
+    }
+  }
+  cost_.seconds += latency + transfer;
+}
+
+CollectiveCost NetworkModel::all_reduce(AllReduceAlgorithm algorithm, int world_size,
+                                        std::uint64_t count, std::uint64_t element_bytes) const {
+  return cost_of(world_size, [&](const RoundVisitor& visit) {
+    all_reduce_rounds(algorithm, world_size, count, element_bytes, visit);
+  });
+}
+
+CollectiveCost NetworkModel::all_gather(AllGatherAlgorithm algorithm,
+                                        std::span<const std::uint64_t> block_bytes) const {
+  return cost_of(static_cast<int>(block_bytes.size()),
+                 [&](const RoundVisitor& visit) { all_gather_rounds(algorithm, block_bytes, visit); });
+}
+
+CollectiveCost NetworkModel::broadcast(int world_size, int root, std::uint64_t bytes) const {
+  return cost_of(world_size, [&](const RoundVisitor& visit) {
+    binomial_broadcast_rounds(world_size, root, bytes, visit);
+  });
+}
+
+CollectiveCost NetworkModel::barrier(int world_size) const {
+  return cost_of(world_size,
+                 [&](const RoundVisitor& visit) { dissemination_barrier_rounds(world_size, visit); });
+}
+
+}  // namespace lowcomm

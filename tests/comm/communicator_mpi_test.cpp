@@ -1,0 +1,194 @@
+// Communicator on real MPI ranks: every collective checked on data, byte accounting against the
+// network model, the simulated clock, and throttling. Runs at 1, 2, 3 and 4 ranks.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <numeric>
+#include <thread>
+
+#include "lowcomm/comm/communicator.hpp"
+#include "lowcomm/comm/network_scenarios.hpp"
+
+namespace lowcomm {
+namespace {
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int world_size() {
+  int s = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+TEST(Communicator, AllReduceSumAndAverageOnData) {
+  Communicator comm(MPI_COMM_WORLD);
+  const int w = comm.size(), r = comm.rank();
+  ASSERT_EQ(r, world_rank());
+  for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(1000)}) {
+    std::vector<double> d(n);
+    std::vector<float> f(n);
+    std::vector<std::int64_t> i(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      d[k] = (r + 1) * 0.5 + static_cast<double>(k);
+      f[k] = static_cast<float>(r * 2 + k % 5);
+      i[k] = (std::int64_t(1) << 40) * r + static_cast<std::int64_t>(k);
+    }
+    comm.all_reduce(std::span<double>(d), ReduceOp::Sum);
+    comm.all_reduce(std::span<float>(f), ReduceOp::Average);
+    comm.all_reduce(std::span<std::int64_t>(i), ReduceOp::Sum);
+    const double rank_sum = w * (w - 1) / 2.0;
+    for (std::size_t k = 0; k < n; ++k) {
+      EXPECT_DOUBLE_EQ(d[k], 0.5 * (rank_sum + w) + w * static_cast<double>(k));
+      EXPECT_FLOAT_EQ(f[k], static_cast<float>((2 * rank_sum + w * double(k % 5)) / w));
+      EXPECT_EQ(i[k], (std::int64_t(1) << 40) * static_cast<std::int64_t>(rank_sum) +
+                          w * static_cast<std::int64_t>(k));
+    }
+  }
+  std::vector<std::int32_t> ints(3, 1);
+  EXPECT_THROW(comm.all_reduce(std::span<std::int32_t>(ints), ReduceOp::Average), CommError);
+}
+
+TEST(Communicator, AllGatherEqualAndVariableSizes) {
+  Communicator comm(MPI_COMM_WORLD);
+  const int w = comm.size(), r = comm.rank();
+  struct Pair {
+    std::uint32_t index;
+    float value;
+  };
+  const std::vector<Pair> mine{{std::uint32_t(r), r * 1.5f}, {std::uint32_t(10 + r), -r * 1.0f}};
+  std::vector<Pair> all(2 * static_cast<std::size_t>(w));
+  comm.all_gather(std::span<const Pair>(mine), std::span<Pair>(all));
+  for (int q = 0; q < w; ++q) {
+    EXPECT_EQ(all[2 * q].index, std::uint32_t(q));
+    EXPECT_EQ(all[2 * q].value, q * 1.5f);
+    EXPECT_EQ(all[2 * q + 1].index, std::uint32_t(10 + q));
+  }
+  std::vector<Pair> wrong(3);
+  EXPECT_THROW(comm.all_gather(std::span<const Pair>(mine), std::span<Pair>(wrong)), CommError);
+
+  // Rank q contributes q + 1 values equal to 100 q + k (rank 0's single value included).
+  std::vector<int> block(static_cast<std::size_t>(r) + 1);
+  std::iota(block.begin(), block.end(), 100 * r);
+  std::vector<std::size_t> counts;
+  const std::uint64_t calls_before = comm.totals(CollectiveKind::AllGather).calls;
+  const std::vector<int> gathered = comm.all_gather_v(std::span<const int>(block), &counts);
+  EXPECT_EQ(comm.totals(CollectiveKind::AllGather).calls, calls_before + 2);  // counts, then data
+  ASSERT_EQ(counts.size(), static_cast<std::size_t>(w));
+  std::size_t at = 0;
+  for (int q = 0; q < w; ++q) {
+    EXPECT_EQ(counts[q], static_cast<std::size_t>(q) + 1);
+    for (int k = 0; k <= q; ++k) EXPECT_EQ(gathered[at++], 100 * q + k);
+  }
+  EXPECT_EQ(at, gathered.size());
+
+  // Known counts: no exchange of sizes.
+  std::vector<int> out(gathered.size());
+  comm.all_gather_v(std::span<const int>(block), std::span<const std::size_t>(counts), std::span<int>(out));
+  EXPECT_EQ(out, gathered);
+  EXPECT_EQ(comm.totals(CollectiveKind::AllGather).calls, calls_before + 3);
+}
+
+TEST(Communicator, BroadcastFromEveryRootAndBarrier) {
+  Communicator comm(MPI_COMM_WORLD);
+  for (int root = 0; root < comm.size(); ++root) {
+    std::vector<double> data(5, comm.rank() == root ? root + 0.25 : -1.0);
+    comm.broadcast(std::span<double>(data), root);
+    for (double x : data) EXPECT_EQ(x, root + 0.25);
+  }
+  comm.barrier();
+  EXPECT_EQ(comm.totals(CollectiveKind::Barrier).calls, 1u);
+  std::vector<double> data(1);
+  EXPECT_THROW(comm.broadcast(std::span<double>(data), comm.size()), CommError);
+}
+
+TEST(Communicator, BytesAndModelledTimeAreTheNetworkModelsForThisRank) {
+  const NetworkModel network(network_scenario("consumer").link);
+  for (auto algorithm : {AllReduceAlgorithm::Ring, AllReduceAlgorithm::Rabenseifner}) {
+    Communicator comm(MPI_COMM_WORLD, {.network = network,
+                                       .mode = NetworkMode::Simulate,
+                                       .all_reduce_algorithm = algorithm,
+                                       .all_gather_algorithm = AllGatherAlgorithm::Bruck,
+                                       .keep_records = true});
+    const int w = comm.size(), r = comm.rank();
+    std::vector<float> v(1001, 1.0f);
+    comm.all_reduce(std::span<float>(v), ReduceOp::Sum);
+    std::vector<double> block(7 + r), all;
+    all = comm.all_gather_v(std::span<const double>(block));
+    comm.broadcast(std::span<float>(v), w - 1);
+
+    std::vector<std::uint64_t> sizes(w);
+    for (int q = 0; q < w; ++q) sizes[q] = (7 + q) * sizeof(double);
+    const std::vector<CollectiveCost> expected{
+        network.all_reduce(algorithm, w, 1001, 4),
+        network.all_gather(AllGatherAlgorithm::Bruck, std::vector<std::uint64_t>(w, 8)),
+        network.all_gather(AllGatherAlgorithm::Bruck, sizes),
+        network.broadcast(w, w - 1, 1001 * 4)};
+    const auto records = comm.records();
+    ASSERT_EQ(records.size(), expected.size());
+    CommCounters sum;
+    for (std::size_t k = 0; k < records.size(); ++k) {
+      EXPECT_EQ(records[k].bytes_sent, expected[k].bytes_sent[r]) << k;
+      EXPECT_EQ(records[k].bytes_received, expected[k].bytes_received[r]) << k;
+      EXPECT_DOUBLE_EQ(records[k].modelled_s, expected[k].seconds) << k;
+      EXPECT_GE(records[k].measured_s, 0.0);
+      sum += {1, records[k].bytes_sent, records[k].bytes_received, records[k].measured_s,
+              records[k].modelled_s};
+    }
+    EXPECT_EQ(records[0].payload_bytes, 1001u * 4);
+    EXPECT_EQ(comm.totals().calls, 4u);
+    EXPECT_EQ(comm.totals().bytes_sent, sum.bytes_sent);
+    EXPECT_DOUBLE_EQ(comm.totals().modelled_s, sum.modelled_s);
+    if (w > 1) EXPECT_GT(comm.totals().modelled_s, 0.0);
+  }
+}
+
+TEST(Communicator, OffModeChargesNoModelledTime) {
+  Communicator comm(MPI_COMM_WORLD, {.network = NetworkModel(network_scenario("consumer").link)});
+  std::vector<double> v(100, 1.0);
+  comm.all_reduce(std::span<double>(v), ReduceOp::Sum);
+  EXPECT_EQ(comm.totals().modelled_s, 0.0);
+  if (comm.size() > 1) EXPECT_GT(comm.totals().bytes_sent, 0u);  // bytes are always counted
+}
+
+// The simulated clock: the slowest rank's compute plus the modelled time, the same on all ranks.
+TEST(Communicator, SimulatedClockWaitsForTheSlowestRankThenAddsModelledTime) {
+  const NetworkModel network(Link{.latency_s = 0.5, .upload_bytes_per_s = 1e6, .download_bytes_per_s = 1e6});
+  Communicator comm(MPI_COMM_WORLD, {.network = network, .mode = NetworkMode::Simulate});
+  const int last = comm.size() - 1;
+  if (comm.rank() == last) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::vector<double> v(1000, 1.0);
+  comm.all_reduce(std::span<double>(v), ReduceOp::Sum);
+  const double clock = comm.simulated_seconds();
+  const double modelled = network.all_reduce(AllReduceAlgorithm::Ring, comm.size(), 1000, 8).seconds;
+  EXPECT_GE(clock, 0.2 + modelled);
+  EXPECT_LT(clock, 0.2 + modelled + 5.0);  // generous: the machine is shared and oversubscribed
+  // Nothing slept: wall time is far below the modelled time when there is more than one rank.
+  if (comm.size() > 1) EXPECT_LT(comm.totals().measured_s, modelled);
+  double spread[2] = {clock, -clock}, worst[2];
+  MPI_Allreduce(spread, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_LT(worst[0] + worst[1], 0.5) << "clocks differ across ranks right after a collective";
+}
+
+TEST(Communicator, ThrottleNeverFinishesFasterThanModelled) {
+  const NetworkModel network(Link{.latency_s = 0.01, .upload_bytes_per_s = 50e6, .download_bytes_per_s = 50e6});
+  Communicator comm(MPI_COMM_WORLD, {.network = network, .mode = NetworkMode::Throttle, .keep_records = true});
+  std::vector<float> v(100000, 1.0f);
+  const auto start = std::chrono::steady_clock::now();
+  comm.all_reduce(std::span<float>(v), ReduceOp::Sum);
+  std::vector<float> all(v.size() * comm.size());
+  comm.all_gather(std::span<const float>(v), std::span<float>(all));
+  comm.broadcast(std::span<float>(v), 0);
+  comm.barrier();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const CollectiveRecord& record : comm.records()) {
+    EXPECT_GE(record.measured_s, record.modelled_s) << to_string(record.kind);
+  }
+  EXPECT_GE(wall, comm.totals().modelled_s);
+  EXPECT_FLOAT_EQ(v[0], static_cast<float>(comm.size()));
+}
+
+}  // namespace
+}  // namespace lowcomm
