@@ -74,8 +74,7 @@ Communicator::Communicator(MPI_Comm comm, CommunicatorOptions options) : options
         "the recursive_doubling all-gather needs a power-of-two number of ranks, this job has {}; "
         "choose ring or bruck", size_));
   }
-  epoch_ = now();
-  last_exit_ = epoch_;
+  last_exit_ = now();
 }
 
 Communicator::~Communicator() {
@@ -87,7 +86,28 @@ double Communicator::now() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-double Communicator::simulated_seconds() const { return sim_clock_s_ + (now() - last_exit_); }
+double Communicator::simulated_seconds() const {
+  double clock = settled_clock_s_ + pending_comm_s_ + (now() - last_exit_);
+  for (double compute : pending_compute_s_) clock += compute;
+  return clock;
+}
+
+void Communicator::synchronize_clock() {
+  // The collective k ends when its last rank arrives plus its communication time, so the clock
+  // advances by the slowest rank's compute before each collective (ranks are level after each).
+  std::vector<double> slowest(pending_compute_s_.size());
+  if (options_.mode != NetworkMode::Off && size_ > 1) {
+    check(MPI_Allreduce(pending_compute_s_.data(), slowest.data(), mpi_count(slowest.size(), "clock"),
+                        MPI_DOUBLE, MPI_MAX, comm_),
+          "MPI_Allreduce (simulated clock)");
+  } else {
+    slowest = pending_compute_s_;  // Off: the clock is this rank's wall clock
+  }
+  for (double compute : slowest) settled_clock_s_ += compute;
+  settled_clock_s_ += pending_comm_s_;
+  pending_compute_s_.clear();
+  pending_comm_s_ = 0.0;
+}
 
 double Communicator::begin_call() { return now(); }
 
@@ -104,17 +124,8 @@ void Communicator::end_call(CollectiveKind kind, std::uint64_t payload_bytes,
   }
   const double measured_s = end - start;
 
-  // The collective finishes when the last rank has arrived plus the modelled time: everybody's
-  // clock moves to that point, so the slowest rank's compute bounds the step as it would for real.
-  const double arrival = sim_clock_s_ + (start - last_exit_);
-  if (modelled) {
-    double latest_arrival = arrival;
-    check(MPI_Allreduce(&arrival, &latest_arrival, 1, MPI_DOUBLE, MPI_MAX, comm_),
-          "MPI_Allreduce (simulated clock)");
-    sim_clock_s_ = latest_arrival + modelled_s;
-  } else {
-    sim_clock_s_ = arrival + measured_s;
-  }
+  pending_compute_s_.push_back(start - last_exit_);
+  pending_comm_s_ += modelled ? modelled_s : measured_s;
 
   const auto r = static_cast<std::size_t>(rank_);
   const CommCounters call{1, cost.bytes_sent[r], cost.bytes_received[r], measured_s, modelled_s};
@@ -124,6 +135,10 @@ void Communicator::end_call(CollectiveKind kind, std::uint64_t payload_bytes,
     records_.push_back({kind, payload_bytes, call.bytes_sent, call.bytes_received, measured_s, modelled_s});
   }
   last_exit_ = now();
+  if (pending_compute_s_.size() >= kMaxPendingCollectives) {
+    synchronize_clock();
+    last_exit_ = now();  // the synchronisation is bookkeeping, not compute
+  }
 }
 
 MPI_Datatype Communicator::element_type(std::size_t element_bytes) {

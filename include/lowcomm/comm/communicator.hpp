@@ -107,9 +107,17 @@ class Communicator {
   std::span<const CollectiveRecord> records() const { return records_; }
   void clear_records() { records_.clear(); }
 
-  // Seconds on the simulated clock (see NetworkMode), including compute since the last call.
-  // Identical on all ranks right after a collective in Simulate and Throttle modes.
+  // Seconds on the simulated clock (see NetworkMode), including this rank's compute since the
+  // last collective. Exact, and identical on all ranks, right after synchronize_clock(); between
+  // synchronisations it counts this rank's own compute where the slowest rank's belongs.
   double simulated_seconds() const;
+
+  // Collective: settles the simulated clock by taking, for every collective since the last call,
+  // the slowest rank's compute before it (one all-reduce for all of them, so the clock costs no
+  // extra message per collective). Call it once per training step. It also runs by itself every
+  // kMaxPendingCollectives collectives (on all ranks at the same one) to bound memory.
+  void synchronize_clock();
+  static constexpr std::size_t kMaxPendingCollectives = 4096;
 
   const CommunicatorOptions& options() const { return options_; }
 
@@ -139,9 +147,13 @@ class Communicator {
   std::array<CommCounters, kCollectiveKinds> by_kind_{};
   std::vector<CollectiveRecord> records_;
   std::vector<std::pair<std::size_t, MPI_Datatype>> element_types_;
-  double sim_clock_s_ = 0.0;   // simulated seconds at last_exit_
-  double last_exit_ = 0.0;     // wall time when the previous collective returned
-  double epoch_ = 0.0;         // wall time at construction
+  // The simulated clock: settled_clock_s_ as of the last synchronize_clock(), plus for each
+  // collective since then this rank's compute before it and its modelled (or, in Off mode,
+  // measured) time.
+  double settled_clock_s_ = 0.0;
+  std::vector<double> pending_compute_s_;
+  double pending_comm_s_ = 0.0;
+  double last_exit_ = 0.0;  // wall time when the previous collective returned
 };
 
 // ---- template definitions --------------------------------------------------------------------

@@ -1,0 +1,254 @@
+// `lowcomm bench collectives`: an nccl-tests-style table of all-reduce and all-gather over a
+// range of sizes, with the time the network model charges on the configured network, and the
+// overhead of lowcomm's Communicator against the raw MPI call measured in the same run.
+//
+// Conventions (nccl-tests): all-reduce size = bytes reduced per rank; all-gather size = bytes
+// gathered in total (W blocks). algbw = size / time; busbw = algbw * 2(W-1)/W for all-reduce and
+// * (W-1)/W for all-gather. Time is the slowest rank's mean over the iterations of the best of
+// three alternating rounds (lowcomm, raw MPI, lowcomm, raw MPI, ...), which filters out the
+// noise of a shared machine without favouring either side.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "commands.hpp"
+#include "lowcomm/comm/communicator.hpp"
+#include "lowcomm/comm/host_names.hpp"
+#include "lowcomm/comm/network_config.hpp"
+#include "lowcomm/log/run_log.hpp"
+#include "mpi_session.hpp"
+#include "run_config.hpp"
+
+namespace lowcomm::cli {
+
+namespace {
+
+constexpr int kRounds = 3;
+
+struct BenchArguments {
+  ConfigArguments config;
+  std::string log_path;  // optional HDF5 run log of the table
+};
+
+ConfigSchema bench_schema() {
+  ConfigSchema schema;
+  add_network_keys(schema);
+  schema.integer("bench.min_bytes", 1024, "smallest message size in bytes", 4, 1ll << 31);
+  schema.integer("bench.max_bytes", 4 << 20, "largest message size in bytes", 4, 1ll << 31);
+  schema.integer("bench.factor", 4, "each size is the previous one times this", 2, 1024);
+  schema.integer("bench.iterations", 10, "timed calls per size and round", 1, 1 << 20);
+  schema.integer("bench.warmup", 3, "untimed calls per size before timing", 0, 1 << 20);
+  schema.string("bench.collectives", "all", "which collectives to run", {"all", "all_reduce", "all_gather"});
+  return schema;
+}
+
+enum class Op { AllReduce, AllGather };
+
+struct Measurement {
+  std::uint64_t bytes;  // nccl-tests' size (see above)
+  std::uint64_t count;  // float elements in `bytes`
+  double time_s;
+  double raw_time_s;
+  double modelled_s;
+  std::vector<std::int64_t> bytes_sent;  // per rank, one call
+  bool correct;
+};
+
+double slowest_rank(double seconds, MPI_Comm comm) {
+  double worst = 0;
+  MPI_Allreduce(&seconds, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return worst;
+}
+
+// Times `iterations` calls of `call` between barriers; returns the slowest rank's mean.
+template <class Call>
+double time_calls(int iterations, MPI_Comm comm, Call&& call) {
+  MPI_Barrier(comm);
+  const double start = MPI_Wtime();
+  for (int i = 0; i < iterations; ++i) call();
+  return slowest_rank((MPI_Wtime() - start) / iterations, comm);
+}
+
+class CollectiveBench {
+ public:
+  CollectiveBench(Communicator& comm, const Config& config)
+      : comm_(comm), iterations_(static_cast<int>(config.get_int("bench.iterations"))),
+        warmup_(static_cast<int>(config.get_int("bench.warmup"))) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &raw_);
+  }
+  ~CollectiveBench() { MPI_Comm_free(&raw_); }
+
+  Measurement measure(Op op, std::uint64_t size_bytes) {
+    const int w = comm_.size();
+    // Per-rank element counts: all-gather sizes are totals, so each rank sends size / W.
+    const std::size_t mine = std::max<std::size_t>(1, op == Op::AllReduce ? size_bytes / 4 : size_bytes / 4 / w);
+    std::vector<float> data(mine, 1.0f), gathered(mine * static_cast<std::size_t>(w));
+    const int n = static_cast<int>(mine);
+
+    auto lowcomm_call = [&] {
+      if (op == Op::AllReduce) comm_.all_reduce(std::span<float>(data), ReduceOp::Sum);
+      else comm_.all_gather(std::span<const float>(data), std::span<float>(gathered));
+    };
+    auto raw_call = [&] {
+      if (op == Op::AllReduce) MPI_Allreduce(MPI_IN_PLACE, data.data(), n, MPI_FLOAT, MPI_SUM, raw_);
+      else MPI_Allgather(data.data(), n, MPI_FLOAT, gathered.data(), n, MPI_FLOAT, raw_);
+    };
+    for (int i = 0; i < warmup_; ++i) {
+      lowcomm_call();
+      raw_call();
+    }
+    double best = std::numeric_limits<double>::infinity(), best_raw = best;
+    for (int round = 0; round < kRounds; ++round) {
+      best = std::min(best, time_calls(iterations_, raw_, lowcomm_call));
+      best_raw = std::min(best_raw, time_calls(iterations_, raw_, raw_call));
+    }
+
+    // One more call on known data: checks the result and reads this call's accounting.
+    std::fill(data.begin(), data.end(), static_cast<float>(comm_.rank() + 1));
+    const CommCounters before = comm_.totals();
+    lowcomm_call();
+    const CommCounters one = comm_.totals() - before;
+    bool correct = true;
+    if (op == Op::AllReduce) {
+      const float expected = static_cast<float>(w) * static_cast<float>(w + 1) / 2.0f;
+      correct = std::all_of(data.begin(), data.end(), [&](float x) { return x == expected; });
+    } else {
+      for (std::size_t i = 0; i < gathered.size(); ++i) correct &= gathered[i] == static_cast<float>(i / mine + 1);
+    }
+    int ok = correct ? 1 : 0, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, raw_);
+
+    std::vector<std::int64_t> sent(static_cast<std::size_t>(w));
+    const auto my_sent = static_cast<std::int64_t>(one.bytes_sent);
+    MPI_Allgather(&my_sent, 1, MPI_INT64_T, sent.data(), 1, MPI_INT64_T, raw_);
+    const std::uint64_t bytes = (op == Op::AllReduce ? mine : mine * static_cast<std::size_t>(w)) * 4;
+    return {bytes, bytes / 4, best, best_raw, one.modelled_s, std::move(sent), all_ok == 1};
+  }
+
+ private:
+  Communicator& comm_;
+  MPI_Comm raw_ = MPI_COMM_NULL;  // raw MPI calls use their own communicator
+  int iterations_;
+  int warmup_;
+};
+
+TableSchema table_schema(std::string name, int world_size) {
+  return {std::move(name),
+          {{"bytes", ColumnType::Int64, 1, "B", "message size (nccl-tests convention)"},
+           {"count", ColumnType::Int64, 1, "", "float32 elements in bytes"},
+           {"time_s", ColumnType::Float64, 1, "s", "lowcomm Communicator, slowest rank, mean per call"},
+           {"raw_mpi_time_s", ColumnType::Float64, 1, "s", "raw MPI call of the same size"},
+           {"algbw_GBps", ColumnType::Float64, 1, "GB/s", "bytes / time_s"},
+           {"busbw_GBps", ColumnType::Float64, 1, "GB/s", "algbw scaled to bus bandwidth"},
+           {"modelled_s", ColumnType::Float64, 1, "s", "time the network model charges"},
+           per_rank_column("bytes_sent", ColumnType::Int64, world_size, "B",
+                           "bytes each rank sends in one call, by the modelled algorithm")}};
+}
+
+void print_header(Op op, const Communicator& comm, const Config& config) {
+  const bool reduce = op == Op::AllReduce;
+  std::printf("\n# %s (float32%s), %d ranks; network: %s; modelled algorithm: %s\n",
+              reduce ? "all_reduce" : "all_gather", reduce ? ", sum" : "", comm.size(),
+              describe_network(config).c_str(),
+              reduce ? std::string(to_string(comm.options().all_reduce_algorithm)).c_str()
+                     : std::string(to_string(comm.options().all_gather_algorithm)).c_str());
+  std::printf("# %12s %11s %11s %9s %9s %11s %9s %13s %11s %6s\n", "size(B)", "count", "time(us)",
+              "algbw", "busbw", "rawMPI(us)", "overhead", "modelled(ms)", "model-bw", "check");
+  std::printf("# %12s %11s %11s %9s %9s %11s %9s %13s %11s %6s\n", "", "(elements)", "", "(GB/s)",
+              "(GB/s)", "", "", "", "(MB/s)", "");
+}
+
+int run(const BenchArguments& arguments) {
+  return run_with_mpi([&](MpiSession& mpi) {
+    const ConfigSchema schema = bench_schema();
+    const Config config = load_config_on_all_ranks(arguments.config, schema, MPI_COMM_WORLD);
+    std::optional<Communicator> comm;
+    const auto min_bytes = static_cast<std::uint64_t>(config.get_int("bench.min_bytes"));
+    const auto max_bytes = static_cast<std::uint64_t>(config.get_int("bench.max_bytes"));
+    agree_on_failure(MPI_COMM_WORLD, [&] {
+      if (min_bytes > max_bytes) {
+        throw ConfigError(fmt::format("bench.min_bytes ({}) is larger than bench.max_bytes ({}): "
+                                      "lower min_bytes or raise max_bytes", min_bytes, max_bytes));
+      }
+      comm.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
+    });
+
+    const int w = mpi.size();
+    const std::string which = config.get_string("bench.collectives");
+    std::vector<Op> ops;
+    if (which != "all_gather") ops.push_back(Op::AllReduce);
+    if (which != "all_reduce") ops.push_back(Op::AllGather);
+
+    const std::vector<std::string> hosts = gather_host_names(MPI_COMM_WORLD);
+    std::optional<RunLog> log;
+    if (!arguments.log_path.empty()) {
+      on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
+        LogSchema log_schema{{table_schema("all_reduce", w), table_schema("all_gather", w)}};
+        RunMetadata metadata = RunMetadata::for_this_process(config.to_toml(), w, hosts, 0);
+        metadata.extra["command"] = "bench collectives";
+        metadata.extra["network"] = describe_network(config);
+        log.emplace(RunLog::create(arguments.log_path, log_schema, metadata));
+      });
+    }
+
+    CollectiveBench bench(*comm, config);
+    bool all_correct = true;
+    for (Op op : ops) {
+      if (mpi.rank() == 0) print_header(op, *comm, config);
+      for (std::uint64_t size = min_bytes; size <= max_bytes; size *= config.get_int("bench.factor")) {
+        const Measurement m = bench.measure(op, size);
+        all_correct &= m.correct;
+        if (mpi.rank() != 0) continue;
+        const double bus = op == Op::AllReduce ? 2.0 * (w - 1) / w : (w - 1.0) / w;
+        const double algbw = static_cast<double>(m.bytes) / m.time_s / 1e9;
+        const double model_bw = m.modelled_s > 0 ? static_cast<double>(m.bytes) / m.modelled_s / 1e6
+                                                 : std::numeric_limits<double>::infinity();
+        std::printf("  %12llu %11llu %11.1f %9.3f %9.3f %11.1f %8.1f%% %13.3f %11.2f %6s\n",
+                    static_cast<unsigned long long>(m.bytes), static_cast<unsigned long long>(m.count),
+                    m.time_s * 1e6, algbw, algbw * bus, m.raw_time_s * 1e6,
+                    (m.time_s / m.raw_time_s - 1.0) * 100.0, m.modelled_s * 1e3, model_bw,
+                    m.correct ? "ok" : "WRONG");
+        std::fflush(stdout);
+        if (log) {
+          RowValues row = log->row(op == Op::AllReduce ? "all_reduce" : "all_gather");
+          row.set("bytes", m.bytes)
+              .set("count", m.count)
+              .set("time_s", m.time_s)
+              .set("raw_mpi_time_s", m.raw_time_s)
+              .set("algbw_GBps", algbw)
+              .set("busbw_GBps", algbw * bus)
+              .set("modelled_s", m.modelled_s)
+              .set("bytes_sent", std::span<const std::int64_t>(m.bytes_sent));
+          log->write_row(row);
+        }
+      }
+    }
+    if (log) {
+      log->close();
+      std::printf("\n# run log: %s\n", std::filesystem::absolute(arguments.log_path).c_str());
+    }
+    agree_on_failure(MPI_COMM_WORLD, [&] {  // all_correct is the same on every rank
+      if (!all_correct) throw Error("a collective returned wrong data (see the check column)");
+    });
+  });
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
+  bench->require_subcommand(1);
+  CLI::App* collectives = bench->add_subcommand(
+      "collectives", "nccl-tests-style table of all-reduce and all-gather, with modelled network time");
+  static BenchArguments arguments;  // CLI11 binds options to storage that outlives parsing
+  add_config_arguments(*collectives, arguments.config);
+  collectives->add_option("--log", arguments.log_path, "also write the table to this HDF5 run log");
+  collectives->callback([] { run(arguments); });
+}
+
+}  // namespace lowcomm::cli

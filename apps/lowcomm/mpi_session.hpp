@@ -1,0 +1,57 @@
+#pragma once
+// MPI for the subcommands that need it. Subcommands that need none (info, --help) never start
+// it, so they also work on a login node without mpiexec.
+#include <mpi.h>
+
+#include <functional>
+#include <stdexcept>
+
+namespace lowcomm::cli {
+
+// Thrown on the ranks that did not fail themselves when another rank's failure stops the job;
+// main() exits non-zero without printing, since the failing rank explains.
+class StoppedByOtherRank : public std::runtime_error {
+ public:
+  explicit StoppedByOtherRank(int exit_status)
+      : std::runtime_error("stopped because another rank failed"), exit_status_(exit_status) {}
+  // The status the failing rank exits with, so that mpiexec reports the same on every rank.
+  int exit_status() const { return exit_status_; }
+
+ private:
+  int exit_status_;
+};
+
+// 2 for a configuration error (the user can fix the input), 1 for anything else.
+int exit_status_of(const std::exception_ptr& error);
+
+class MpiSession {
+ public:
+  MpiSession();
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// The rank of this process in the last MpiSession (0 without one): main() uses it to prefix
+// error messages after MPI has been finalised.
+int rank_for_messages();
+
+// Runs `work` on every rank (or only on rank 0) and makes all ranks agree on the outcome, so
+// that a failure on some ranks cannot leave the others waiting in a collective. If rank 0
+// failed, it rethrows and the others throw StoppedByOtherRank (one message, not W copies);
+// otherwise every failed rank rethrows its own error and the rest throw StoppedByOtherRank.
+void agree_on_failure(MPI_Comm comm, const std::function<void()>& work);
+void on_rank_zero_agreed(MPI_Comm comm, const std::function<void()>& work);
+
+// Runs a subcommand's body inside an MpiSession. An exception escaping the body after the setup
+// phase (which uses agree_on_failure) would strand the other ranks, so it aborts the job.
+int run_with_mpi(const std::function<void(MpiSession&)>& body);
+
+}  // namespace lowcomm::cli

@@ -1,0 +1,27 @@
+#include "run_config.hpp"
+
+#include <optional>
+
+#include "mpi_session.hpp"
+
+namespace lowcomm::cli {
+
+void add_config_arguments(CLI::App& command, ConfigArguments& arguments) {
+  command.add_option("--config", arguments.file, "TOML configuration file (default: built-in defaults)");
+  command.add_option("--set", arguments.overrides,
+                     "override one key, e.g. --set network.scenario=consumer (repeatable)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+}
+
+Config load_config_on_all_ranks(const ConfigArguments& arguments, const ConfigSchema& schema, MPI_Comm comm) {
+  std::optional<Config> config;
+  agree_on_failure(comm, [&] {
+    config = arguments.file.empty() ? Config::defaults(schema, arguments.overrides)
+                                    : Config::from_file(arguments.file, schema, arguments.overrides);
+  });
+  agree_on_failure(comm, [&] { require_identical_on_all_ranks(*config, comm); });
+  return std::move(*config);
+}
+
+}  // namespace lowcomm::cli

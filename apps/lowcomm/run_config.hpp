@@ -1,0 +1,24 @@
+#pragma once
+// --config FILE and --set key=value, shared by every subcommand that reads a configuration.
+#include <CLI/CLI.hpp>
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "lowcomm/config/config.hpp"
+
+namespace lowcomm::cli {
+
+struct ConfigArguments {
+  std::string file;                    // empty: built-in defaults only
+  std::vector<std::string> overrides;  // "section.key=value", applied after the file
+};
+
+void add_config_arguments(CLI::App& command, ConfigArguments& arguments);
+
+// Loads and validates the configuration on every rank, then checks that all ranks resolved the
+// same one. A mistake stops every rank with one message (see agree_on_failure).
+Config load_config_on_all_ranks(const ConfigArguments& arguments, const ConfigSchema& schema, MPI_Comm comm);
+
+}  // namespace lowcomm::cli

@@ -1,0 +1,26 @@
+#pragma once
+// The [network] section of run and experiment files, and its translation into Communicator
+// options. Keys (all optional; `lowcomm info` lists them with their defaults):
+//   network.scenario                 named network (network_scenarios.hpp)
+//   network.mode                     off | simulate | throttle
+//   network.latency_ms / upload_mbps / download_mbps      replace the scenario's values
+//   network.rank.<r>.latency_ms / upload_mbps / download_mbps   one rank's own link
+//   network.all_reduce_algorithm     ring | rabenseifner
+//   network.all_gather_algorithm     ring | recursive_doubling | bruck
+#include <string>
+
+#include "lowcomm/comm/communicator.hpp"
+#include "lowcomm/config/config.hpp"
+
+namespace lowcomm {
+
+void add_network_keys(ConfigSchema& schema);
+
+// Throws ConfigError (naming the key) for a per-rank link of a rank the job does not have, or a
+// recursive-doubling all-gather on a world size that is no power of two.
+CommunicatorOptions communicator_options_from_config(const Config& config, int world_size);
+
+// One line for logs and tables: "consumer (30 ms, 10/100 Mbps up/down), simulate".
+std::string describe_network(const Config& config);
+
+}  // namespace lowcomm

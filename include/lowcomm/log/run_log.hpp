@@ -1,0 +1,129 @@
+#pragma once
+// The per-run HDF5 log (layout: docs/log-format.md). Rank 0 writes it with what it gathers from
+// all ranks; the class itself knows nothing of MPI. A log holds tables (HDF5 groups such as
+// "steps" and "eval") of columns (one extendible dataset each) that grow one row at a time. What
+// the columns are is data, a LogSchema, so a new quantity is logged by declaring a column, never
+// by changing the writer.
+//
+// The file is written in SWMR mode: a live run can be read with h5py, and a killed run keeps
+// every row up to its last flush.
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "lowcomm/log/run_metadata.hpp"
+
+namespace lowcomm {
+
+enum class ColumnType { Float64, Int64 };
+
+struct Column {
+  std::string name;
+  ColumnType type;
+  std::size_t width = 1;  // >1: a 2-D dataset [rows, width], e.g. one value per rank
+  std::string unit;
+  std::string description;
+  bool two_dimensional = false;  // [rows, width] even when width is 1 (see per_rank_column)
+};
+
+// A column with one value per rank: always 2-D [rows, world_size], also in a one-rank run, so
+// that readers index it the same way whatever the world size.
+Column per_rank_column(std::string name, ColumnType type, int world_size, std::string unit,
+                       std::string description);
+
+struct TableSchema {
+  std::string name;
+  std::vector<Column> columns;
+};
+
+struct LogSchema {
+  std::vector<TableSchema> tables;
+};
+
+// The columns a training run logs (DESIGN.md, "Run log"): table "steps" with one row per
+// optimizer step, table "eval" with one row per evaluation. Per-rank columns have width
+// world_size.
+LogSchema training_log_schema(int world_size);
+
+// One row of one table, made by RunLog::row(). Every column must be set, with its own type and
+// width, before RunLog::write_row; mistakes throw LogError naming the column.
+class RowValues {
+ public:
+  RowValues& set(std::string_view column, double value);
+  RowValues& set(std::string_view column, std::int64_t value);
+  // Any other integer (an int loop counter, a size_t) is stored as Int64.
+  template <std::integral T>
+  RowValues& set(std::string_view column, T value) {
+    return set(column, static_cast<std::int64_t>(value));
+  }
+  RowValues& set(std::string_view column, std::span<const double> values);
+  RowValues& set(std::string_view column, std::span<const std::int64_t> values);
+
+ private:
+  friend class RunLog;
+  using Values = std::variant<std::monostate, std::vector<double>, std::vector<std::int64_t>>;
+
+  explicit RowValues(std::shared_ptr<const TableSchema> table);
+  std::size_t column_index(std::string_view column, ColumnType type, std::size_t width) const;
+  const void* data(std::size_t column) const;  // throws when the column was not set
+
+  std::shared_ptr<const TableSchema> table_;  // identifies the RunLog table the row belongs to
+  std::vector<Values> values_;                // one per column of table_
+};
+
+struct RunLogOptions {
+  // Rows reach the file (and live readers) at flushes: write_row flushes once flush_every_rows
+  // rows (counted over all tables) have been written since the last flush, or when it is called
+  // flush_every_seconds or more after it. A killed run loses at most the rows since then.
+  std::size_t flush_every_rows = 10;
+  double flush_every_seconds = 10.0;
+};
+
+// Movable, not copyable; the destructor flushes and closes, never throws (call close() to see
+// errors). Not thread-safe: one thread writes a log.
+class RunLog {
+ public:
+  // A new log at `path` (created under its final name, as SWMR readers need). Throws LogError if
+  // the file exists (unless overwrite), its folder is missing, or the schema is malformed.
+  static RunLog create(const std::filesystem::path& path, const LogSchema& schema,
+                       const RunMetadata& metadata, RunLogOptions options = {},
+                       bool overwrite = false);
+
+  // Opens an existing log to add rows, also one left behind by a killed writer (the previous
+  // writer must be gone). Checks the format version and that the file holds exactly `schema`'s
+  // tables and columns. With drop_rows_from_step, first removes the rows of every table whose
+  // "step" column is >= it (a run resumed from a checkpoint at step S logs S onwards again).
+  // Increments the root attribute resume_count and records SLURM_RESTART_COUNT when set.
+  static RunLog append(const std::filesystem::path& path, const LogSchema& schema,
+                       RunLogOptions options = {},
+                       std::optional<std::int64_t> drop_rows_from_step = std::nullopt);
+
+  RunLog(RunLog&&) noexcept;
+  RunLog& operator=(RunLog&&) noexcept;
+  RunLog(const RunLog&) = delete;
+  RunLog& operator=(const RunLog&) = delete;
+  ~RunLog();
+
+  RowValues row(std::string_view table) const;  // an empty row of that table
+  void write_row(const RowValues& row);
+  std::int64_t rows(std::string_view table) const;
+  void flush();  // makes every row written so far visible to readers and safe from a kill
+  void close();  // flushes and closes; later calls other than close() throw
+
+ private:
+  struct Impl;
+  explicit RunLog(std::unique_ptr<Impl> impl);
+  Impl& open_impl() const;
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lowcomm

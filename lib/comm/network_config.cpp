@@ -1,0 +1,112 @@
+#include "lowcomm/comm/network_config.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <vector>
+
+#include "lowcomm/comm/network_scenarios.hpp"
+
+namespace lowcomm {
+
+namespace {
+
+constexpr double kMbpsMin = 1e-6;  // bandwidths must be positive
+
+// The per-link keys: latency in milliseconds, bandwidths in megabits per second.
+struct LinkKey {
+  const char* name;
+  const char* what;
+  double min;
+};
+constexpr LinkKey kLinkKeys[] = {
+    {"latency_ms", "one-way latency in milliseconds", 0.0},
+    {"upload_mbps", "upload bandwidth in megabits per second", kMbpsMin},
+    {"download_mbps", "download bandwidth in megabits per second", kMbpsMin},
+};
+
+// Applies whichever of prefix.latency_ms / upload_mbps / download_mbps the config sets.
+Link with_overrides(Link link, const Config& config, const std::string& prefix) {
+  if (config.has(prefix + "latency_ms")) link.latency_s = config.get_double(prefix + "latency_ms") / 1e3;
+  if (config.has(prefix + "upload_mbps")) link.upload_bytes_per_s = mbps(config.get_double(prefix + "upload_mbps"));
+  if (config.has(prefix + "download_mbps")) {
+    link.download_bytes_per_s = mbps(config.get_double(prefix + "download_mbps"));
+  }
+  return link;
+}
+
+}  // namespace
+
+void add_network_keys(ConfigSchema& schema) {
+  std::vector<std::string> names;
+  std::string described;
+  for (const auto& s : network_scenarios()) {
+    names.emplace_back(s.name);
+    described += fmt::format("{}{}: {}", described.empty() ? "" : "; ", s.name, s.description);
+  }
+  schema.string("network.scenario", "1gbps", "the modelled network (" + described + ")", names);
+  schema.string("network.mode", "simulate",
+                "off: no modelled time; simulate: simulated clock = measured compute + modelled "
+                "communication; throttle: every collective really takes its modelled time",
+                {"off", "simulate", "throttle"});
+  schema.string("network.all_reduce_algorithm", "ring", "all-reduce algorithm the model charges",
+                {"ring", "rabenseifner"});
+  schema.string("network.all_gather_algorithm", "ring", "all-gather algorithm the model charges",
+                {"ring", "recursive_doubling", "bruck"});
+  for (const LinkKey& key : kLinkKeys) {
+    schema.add({.path = fmt::format("network.{}", key.name), .type = ValueType::Float,
+                .description = fmt::format("every rank's {} (replaces the scenario's)", key.what),
+                .min = key.min, .optional = true});
+    schema.add({.path = fmt::format("network.rank.*.{}", key.name), .type = ValueType::Float,
+                .description = fmt::format("rank *'s own {} (a straggler, a home link)", key.what),
+                .min = key.min, .optional = true});
+  }
+}
+
+CommunicatorOptions communicator_options_from_config(const Config& config, int world_size) {
+  CommunicatorOptions options;
+  const Link base = network_scenario(config.get_string("network.scenario")).link;
+  options.network = NetworkModel(with_overrides(base, config, "network."));
+  options.mode = parse_network_mode(config.get_string("network.mode"));
+  options.all_reduce_algorithm = parse_all_reduce_algorithm(config.get_string("network.all_reduce_algorithm"));
+  options.all_gather_algorithm = parse_all_gather_algorithm(config.get_string("network.all_gather_algorithm"));
+  if (options.all_gather_algorithm == AllGatherAlgorithm::RecursiveDoubling && !is_power_of_two(world_size)) {
+    throw ConfigError(fmt::format(
+        "network.all_gather_algorithm = \"recursive_doubling\" needs a power-of-two number of "
+        "ranks, this job has {}: use \"ring\" or \"bruck\"", world_size));
+  }
+
+  for (const LinkKey& key : kLinkKeys) {
+    for (const std::string& path : config.instances(fmt::format("network.rank.*.{}", key.name))) {
+      const std::string_view rank_text = std::string_view(path).substr(
+          13, path.size() - 13 - std::string_view(key.name).size() - 1);  // "network.rank." ... ".<key>"
+      int rank = -1;
+      const auto [end, error] = std::from_chars(rank_text.data(), rank_text.data() + rank_text.size(), rank);
+      if (error != std::errc() || end != rank_text.data() + rank_text.size() || rank < 0 || rank >= world_size) {
+        throw ConfigError(fmt::format("'{}': '{}' is not a rank of this {}-rank job (use 0 to {})", path,
+                                      rank_text, world_size, world_size - 1));
+      }
+      const std::string prefix = fmt::format("network.rank.{}.", rank);
+      options.network.set_rank_link(rank, with_overrides(options.network.link(rank), config, prefix));
+    }
+  }
+  return options;
+}
+
+std::string describe_network(const Config& config) {
+  const Link link = with_overrides(network_scenario(config.get_string("network.scenario")).link,
+                                   config, "network.");
+  const bool ideal = link.latency_s == 0 && link.upload_bytes_per_s == Link{}.upload_bytes_per_s;
+  std::string text = config.get_string("network.scenario");
+  if (!ideal) {
+    text += fmt::format(" ({:g} ms, {:g}/{:g} Mbps up/down)", link.latency_s * 1e3,
+                        link.upload_bytes_per_s * 8 / 1e6, link.download_bytes_per_s * 8 / 1e6);
+  }
+  const auto rank_links = config.instances("network.rank.*.upload_mbps").size() +
+                          config.instances("network.rank.*.download_mbps").size() +
+                          config.instances("network.rank.*.latency_ms").size();
+  if (rank_links > 0) text += fmt::format(", {} per-rank link settings", rank_links);
+  return text + ", mode " + config.get_string("network.mode");
+}
+
+}  // namespace lowcomm

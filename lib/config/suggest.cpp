@@ -1,0 +1,51 @@
+#include "suggest.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+namespace lowcomm::config_detail {
+
+namespace {
+
+std::string_view last_segment(std::string_view path) {
+  const std::size_t dot = path.rfind('.');
+  return dot == std::string_view::npos ? path : path.substr(dot + 1);
+}
+
+}  // namespace
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  // One row of the dynamic-programming table: row[j] is the distance of a[0, i) to b[0, j).
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), std::size_t{0});
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+    }
+  }
+  return row[b.size()];
+}
+
+std::optional<std::string> nearest(std::string_view wrong,
+                                   std::span<const std::string> candidates) {
+  const std::size_t typo_limit = std::max<std::size_t>(2, wrong.size() / 3);
+  std::optional<std::string> best;
+  std::size_t best_distance = 0;
+  for (const std::string& candidate : candidates) {
+    const std::size_t distance = edit_distance(wrong, candidate);
+    const bool plausible =
+        distance <= typo_limit || last_segment(candidate) == last_segment(wrong);
+    if (plausible && (!best || distance < best_distance)) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+}  // namespace lowcomm::config_detail
