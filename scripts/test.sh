@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Every test: builds the release preset (installing dependencies first) and runs CTest: unit
-# tests, MPI tests at 1-4 ranks, the CLI, and an outside project built against the installed
-# package. Pass "debug" to run them under AddressSanitizer + UndefinedBehaviorSanitizer instead.
+# Every test, twice: in the release build, and in the debug build under AddressSanitizer and
+# UndefinedBehaviorSanitizer. Installs dependencies and builds first. CTest runs unit tests, MPI
+# tests at 1-4 ranks, the CLI tests and an outside project built against the installed package.
+# `bash scripts/test.sh release` (or `debug`) runs one of the two.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-preset=${1:-release}
-bash scripts/build.sh "$preset"
+presets=("${@:-release}")
+[ $# -eq 0 ] && presets=(release debug)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-ctest --preset "$preset"
+for preset in "${presets[@]}"; do
+  echo "== build and test: $preset =="
+  bash scripts/build.sh "$preset"
+  ctest --preset "$preset"
+done

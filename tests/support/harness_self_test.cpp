@@ -1,0 +1,12 @@
+// Checks the MPI test harness itself: when one rank (the last) fails an assertion and the others
+// pass, the whole test must fail. CTest registers it with WILL_FAIL, so it passes only if the
+// failure on one rank reaches mpiexec's exit status.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+TEST(Harness, OneFailingRankFailsTheTest) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (rank == size - 1) ADD_FAILURE() << "deliberate failure on the last rank only";
+}
