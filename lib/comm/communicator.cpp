@@ -109,10 +109,24 @@ void Communicator::synchronize_clock() {
   pending_comm_s_ = 0.0;
 }
 
+Communicator::RankCost Communicator::rank_cost(const CollectiveCost& cost) const {
+  const auto r = static_cast<std::size_t>(rank_);
+  return {cost.seconds, cost.bytes_sent[r], cost.bytes_received[r]};
+}
+
+template <class Compute>
+Communicator::RankCost Communicator::cached_cost(const CostKey& key, Compute&& compute) {
+  if (const auto hit = cost_cache_.find(key); hit != cost_cache_.end()) return hit->second;
+  const RankCost cost = rank_cost(compute());
+  if (cost_cache_.size() >= kCostCacheEntries) cost_cache_.clear();
+  cost_cache_.emplace(key, cost);
+  return cost;
+}
+
 double Communicator::begin_call() { return now(); }
 
-void Communicator::end_call(CollectiveKind kind, std::uint64_t payload_bytes,
-                            const CollectiveCost& cost, double start) {
+void Communicator::end_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost,
+                            double start) {
   double end = now();
   const bool modelled = options_.mode != NetworkMode::Off;
   const double modelled_s = modelled ? cost.seconds : 0.0;
@@ -127,8 +141,7 @@ void Communicator::end_call(CollectiveKind kind, std::uint64_t payload_bytes,
   pending_compute_s_.push_back(start - last_exit_);
   pending_comm_s_ += modelled ? modelled_s : measured_s;
 
-  const auto r = static_cast<std::size_t>(rank_);
-  const CommCounters call{1, cost.bytes_sent[r], cost.bytes_received[r], measured_s, modelled_s};
+  const CommCounters call{1, cost.bytes_sent, cost.bytes_received, measured_s, modelled_s};
   totals_ += call;
   by_kind_[static_cast<int>(kind)] += call;
   if (options_.keep_records) {
@@ -155,8 +168,9 @@ MPI_Datatype Communicator::element_type(std::size_t element_bytes) {
 void Communicator::all_reduce_elements(void* data, std::size_t count, MPI_Datatype type,
                                        std::size_t element_bytes) {
   const int n = mpi_count(count, "all_reduce");
-  const CollectiveCost cost =
-      options_.network.all_reduce(options_.all_reduce_algorithm, size_, count, element_bytes);
+  const RankCost cost = cached_cost({CollectiveKind::AllReduce, count, element_bytes}, [&] {
+    return options_.network.all_reduce(options_.all_reduce_algorithm, size_, count, element_bytes);
+  });
   const double start = begin_call();
   check(MPI_Allreduce(MPI_IN_PLACE, data, n, type, MPI_SUM, comm_), "MPI_Allreduce");
   end_call(CollectiveKind::AllReduce, count * element_bytes, cost, start);
@@ -166,8 +180,10 @@ void Communicator::all_gather_elements(const void* mine, std::size_t count, void
                                        std::size_t element_bytes) {
   const int n = mpi_count(count, "all_gather");
   const MPI_Datatype type = element_type(element_bytes);
-  const std::vector<std::uint64_t> blocks(static_cast<std::size_t>(size_), count * element_bytes);
-  const CollectiveCost cost = options_.network.all_gather(options_.all_gather_algorithm, blocks);
+  const RankCost cost = cached_cost({CollectiveKind::AllGather, count * element_bytes, 0}, [&] {
+    const std::vector<std::uint64_t> blocks(static_cast<std::size_t>(size_), count * element_bytes);
+    return options_.network.all_gather(options_.all_gather_algorithm, blocks);
+  });
   const double start = begin_call();
   check(MPI_Allgather(mine, n, type, all, n, type, comm_), "MPI_Allgather");
   end_call(CollectiveKind::AllGather, count * element_bytes, cost, start);
@@ -185,7 +201,8 @@ void Communicator::all_gather_v_elements(const void* mine, std::span<const std::
     blocks[w] = counts[w] * element_bytes;
     offset += counts[w];
   }
-  const CollectiveCost cost = options_.network.all_gather(options_.all_gather_algorithm, blocks);
+  // Variable sizes change from call to call: not cached.
+  const RankCost cost = rank_cost(options_.network.all_gather(options_.all_gather_algorithm, blocks));
   const double start = begin_call();
   check(MPI_Allgatherv(mine, mpi_counts[static_cast<std::size_t>(rank_)], type, all, mpi_counts.data(),
                        displacements.data(), type, comm_),
@@ -206,14 +223,17 @@ void Communicator::broadcast_elements(void* data, std::size_t count, std::size_t
   }
   const int n = mpi_count(count, "broadcast");
   const MPI_Datatype type = element_type(element_bytes);
-  const CollectiveCost cost = options_.network.broadcast(size_, root, count * element_bytes);
+  const std::uint64_t bytes = count * element_bytes;
+  const RankCost cost = cached_cost({CollectiveKind::Broadcast, bytes, static_cast<std::uint64_t>(root)},
+                                    [&] { return options_.network.broadcast(size_, root, bytes); });
   const double start = begin_call();
   check(MPI_Bcast(data, n, type, root, comm_), "MPI_Bcast");
   end_call(CollectiveKind::Broadcast, count * element_bytes, cost, start);
 }
 
 void Communicator::barrier() {
-  const CollectiveCost cost = options_.network.barrier(size_);
+  const RankCost cost =
+      cached_cost({CollectiveKind::Barrier, 0, 0}, [&] { return options_.network.barrier(size_); });
   const double start = begin_call();
   check(MPI_Barrier(comm_), "MPI_Barrier");
   end_call(CollectiveKind::Barrier, 0, cost, start);

@@ -142,6 +142,16 @@ TEST(Communicator, BytesAndModelledTimeAreTheNetworkModelsForThisRank) {
     EXPECT_EQ(comm.totals().bytes_sent, sum.bytes_sent);
     EXPECT_DOUBLE_EQ(comm.totals().modelled_s, sum.modelled_s);
     if (w > 1) EXPECT_GT(comm.totals().modelled_s, 0.0);
+    // A repeated call (served from the cost cache) is charged exactly as the first.
+    comm.all_reduce(std::span<float>(v), ReduceOp::Sum);
+    const CollectiveRecord& again = comm.records().back();
+    EXPECT_EQ(again.bytes_sent, comm.records()[0].bytes_sent);
+    EXPECT_EQ(again.bytes_received, comm.records()[0].bytes_received);
+    EXPECT_EQ(again.modelled_s, comm.records()[0].modelled_s);
+    comm.clear_records();
+    sum = comm.totals() - sum;  // the repeated call alone
+    EXPECT_EQ(sum.calls, 1u);
+    EXPECT_EQ(sum.bytes_sent, expected[0].bytes_sent[r]);
   }
 }
 

@@ -9,8 +9,10 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -134,10 +136,24 @@ class Communicator {
 
   MPI_Datatype element_type(std::size_t element_bytes);  // contiguous bytes, cached per size
   double now() const;
-  // Called around every MPI call: charges the model, throttles, advances the clock, records.
+
+  // What the model charges this rank for one call. Training repeats the same collectives every
+  // step, so costs are cached by (kind, size, root): a hit costs a map lookup instead of walking
+  // the algorithm's rounds.
+  struct RankCost {
+    double seconds;
+    std::uint64_t bytes_sent;
+    std::uint64_t bytes_received;
+  };
+  using CostKey = std::tuple<CollectiveKind, std::uint64_t, std::uint64_t>;
+  static constexpr std::size_t kCostCacheEntries = 1024;
+  template <class Compute>
+  RankCost cached_cost(const CostKey& key, Compute&& compute);
+  RankCost rank_cost(const CollectiveCost& cost) const;
+
+  // Called around every MPI call: throttles, advances the clock, records.
   double begin_call();
-  void end_call(CollectiveKind kind, std::uint64_t payload_bytes, const CollectiveCost& cost,
-                double start);
+  void end_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost, double start);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
@@ -147,6 +163,7 @@ class Communicator {
   std::array<CommCounters, kCollectiveKinds> by_kind_{};
   std::vector<CollectiveRecord> records_;
   std::vector<std::pair<std::size_t, MPI_Datatype>> element_types_;
+  std::map<CostKey, RankCost> cost_cache_;
   // The simulated clock: settled_clock_s_ as of the last synchronize_clock(), plus for each
   // collective since then this rank's compute before it and its modelled (or, in Off mode,
   // measured) time.
