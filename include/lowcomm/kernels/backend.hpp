@@ -1,0 +1,21 @@
+#pragma once
+// Every kernel is declared once, with a Backend argument, and implemented per backend beside it:
+// the plain reference (the ground truth tests compare against), the optimised CPU version
+// (OpenMP, vectorisable loops, Eigen), and later CUDA. A backend a kernel does not have yet
+// throws lowcomm::Error naming the kernel and the backend.
+#include <string_view>
+
+namespace lowcomm::kernels {
+
+enum class Backend {
+  Reference,  // plain loops, written for clarity; the definition of the result
+  Cpu,        // optimised for CPUs: OpenMP threads, vectorisable inner loops
+  Cuda,       // device pointers; kernels/cuda (not every kernel has one yet)
+};
+
+std::string_view to_string(Backend backend);
+
+// Throws lowcomm::Error: "<kernel> has no <backend> implementation".
+[[noreturn]] void unsupported(std::string_view kernel, Backend backend);
+
+}  // namespace lowcomm::kernels
