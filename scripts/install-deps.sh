@@ -9,6 +9,7 @@ packages=(
   openmpi-bin libopenmpi-dev        # MPI
   libhdf5-dev hdf5-tools            # run logs
   libcli11-dev libtomlplusplus-dev libfmt-dev
+  libeigen3-dev                     # dense linear algebra in the CPU kernels
   libgtest-dev libgmock-dev
   python3-h5py python3-numpy        # reading logs in tests (/usr/bin/python3)
 )

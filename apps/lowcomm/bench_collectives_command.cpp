@@ -39,12 +39,7 @@ struct BenchArguments {
 ConfigSchema bench_schema() {
   ConfigSchema schema;
   add_network_keys(schema);
-  schema.integer("bench.min_bytes", 1024, "smallest message size in bytes", 4, 1ll << 31);
-  schema.integer("bench.max_bytes", 4 << 20, "largest message size in bytes", 4, 1ll << 31);
-  schema.integer("bench.factor", 4, "each size is the previous one times this", 2, 1024);
-  schema.integer("bench.iterations", 10, "timed calls per size and round", 1, 1 << 20);
-  schema.integer("bench.warmup", 3, "untimed calls per size before timing", 0, 1 << 20);
-  schema.string("bench.collectives", "all", "which collectives to run", {"all", "all_reduce", "all_gather"});
+  add_bench_collectives_keys(schema);
   return schema;
 }
 
@@ -88,7 +83,8 @@ class CollectiveBench {
     const int w = comm_.size();
     // Per-rank element counts: all-gather sizes are totals, so each rank sends size / W.
     const std::size_t mine = std::max<std::size_t>(1, op == Op::AllReduce ? size_bytes / 4 : size_bytes / 4 / w);
-    std::vector<float> data(mine, 1.0f), gathered(mine * static_cast<std::size_t>(w));
+    std::vector<float> data(mine, 1.0f);
+    std::vector<float> gathered(op == Op::AllGather ? mine * static_cast<std::size_t>(w) : 0);
     const int n = static_cast<int>(mine);
 
     auto lowcomm_call = [&] {
@@ -265,6 +261,15 @@ int run(const BenchArguments& arguments) {
 }
 
 }  // namespace
+
+void add_bench_collectives_keys(ConfigSchema& schema) {
+  schema.integer("bench.min_bytes", 1024, "smallest message size in bytes", 4, 1ll << 31);
+  schema.integer("bench.max_bytes", 4 << 20, "largest message size in bytes", 4, 1ll << 31);
+  schema.integer("bench.factor", 4, "each size is the previous one times this", 2, 1024);
+  schema.integer("bench.iterations", 10, "timed calls per size and round", 1, 1 << 20);
+  schema.integer("bench.warmup", 3, "untimed calls per size before timing", 0, 1 << 20);
+  schema.string("bench.collectives", "all", "which collectives to run", {"all", "all_reduce", "all_gather"});
+}
 
 void add_bench_command(CLI::App& app) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks");

@@ -2,9 +2,14 @@
 // Each subcommand of `lowcomm` registers itself on the CLI11 app from its own source file.
 #include <CLI/CLI.hpp>
 
+#include "lowcomm/config/config.hpp"
+
 namespace lowcomm::cli {
 
 void add_info_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+
+// The keys of `lowcomm bench collectives` besides the network keys (for `lowcomm info`).
+void add_bench_collectives_keys(ConfigSchema& schema);
 
 }  // namespace lowcomm::cli

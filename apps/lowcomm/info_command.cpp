@@ -9,6 +9,7 @@
 #include "lowcomm/build_info.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/comm/network_scenarios.hpp"
+#include "lowcomm/compress/registry.hpp"
 #include "lowcomm/config/config.hpp"
 
 #ifdef LOWCOMM_HAVE_CUDA
@@ -46,8 +47,7 @@ std::string cuda_status() {
   return text;
 }
 
-std::string format_default(const ConfigKey& key) {
-  if (!key.default_value) return "(unset)";
+std::string format_value(const ConfigValue& value) {
   return std::visit(
       [](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
@@ -55,13 +55,32 @@ std::string format_default(const ConfigKey& key) {
         else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
         else return fmt::format("{}", v);
       },
-      *key.default_value);
+      value);
+}
+
+// "default 0.01, 1e-09..1: fraction kept ..." for one key.
+std::string describe_key(const ConfigKey& key) {
+  std::string text = key.default_value ? "default " + format_value(*key.default_value) : "unset by default";
+  if (key.min || key.max) {
+    text += fmt::format(", {}..{}", key.min ? fmt::format("{:g}", *key.min) : "",
+                        key.max ? fmt::format("{:g}", *key.max) : "");
+  }
+  if (!key.choices.empty()) text += fmt::format(", one of {}", fmt::join(key.choices, " | "));
+  return text + ": " + key.description;
+}
+
+void print_keys(const ConfigSchema& schema, std::string_view title) {
+  std::cout << "\n" << title << ":\n";
+  for (const ConfigKey* key : schema.keys()) {
+    std::cout << fmt::format("  {:<36} {}\n", key->path, describe_key(*key));
+  }
 }
 
 void print_info() {
   const BuildInfo& build = build_info();
   std::cout << fmt::format("lowcomm {} (git {})\n", build.version, build.git_revision)
             << fmt::format("  build:     {}, {}\n", build.build_type, build.compiler)
+            << fmt::format("  options:   {}\n", build.options)
             << fmt::format("  MPI:       {}\n", mpi_library())
             << fmt::format("  HDF5:      {}\n", hdf5_library())
             << fmt::format("  CUDA:      {}\n", cuda_status())
@@ -72,12 +91,19 @@ void print_info() {
   for (const NetworkScenario& s : network_scenarios()) {
     std::cout << fmt::format("  {:<10} {}\n", s.name, s.description);
   }
-  ConfigSchema schema;
-  add_network_keys(schema);
-  std::cout << "\nNetwork configuration keys:\n";
-  for (const ConfigKey* key : schema.keys()) {
-    std::cout << fmt::format("  {:<34} default {:<12} {}\n", key->path, format_default(*key), key->description);
+  std::cout << "\nCompressors (compressor.name):\n";
+  for (const CompressorInfo* info : CompressorRegistry::global().all()) {
+    std::cout << fmt::format("  {:<10} {}\n", info->name, info->description);
   }
+  ConfigSchema network;
+  add_network_keys(network);
+  print_keys(network, "Network keys (every command that communicates)");
+  ConfigSchema compressors;
+  CompressorRegistry::global().add_config_keys(compressors);
+  print_keys(compressors, "Compressor keys");
+  ConfigSchema bench;
+  add_bench_collectives_keys(bench);
+  print_keys(bench, "`lowcomm bench collectives` keys (besides the network keys)");
 }
 
 }  // namespace

@@ -20,9 +20,14 @@ struct AgreedFailure {
 
 MpiSession::MpiSession() {
   int provided = 0;
+  // Kernels run OpenMP threads; only the main thread calls MPI (FUNNELED).
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  if (provided < MPI_THREAD_FUNNELED && rank_ == 0) {
+    std::fprintf(stderr, "lowcomm: warning: the MPI library does not support MPI_THREAD_FUNNELED; "
+                         "set OMP_NUM_THREADS=1 if runs fail\n");
+  }
   g_rank_for_messages = rank_;
 }
 

@@ -10,6 +10,7 @@ struct BuildInfo {
   std::string_view git_revision;  // "<sha>[-dirty]", or "unknown" when built outside git
   std::string_view build_type;
   std::string_view compiler;
+  std::string_view options;  // library kind, accelerator switches, extra compiler flags
   bool cuda_enabled;
   std::string_view cuda_version;
   bool kokkos_enabled;

@@ -64,16 +64,16 @@ CommCounters operator-(CommCounters a, const CommCounters& b) {
 }
 
 Communicator::Communicator(MPI_Comm comm, CommunicatorOptions options) : options_(std::move(options)) {
-  check(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
-  // Errors come back as CommError with MPI's message instead of aborting the job.
-  check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-  check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
-  check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+  check(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
   if (options_.all_gather_algorithm == AllGatherAlgorithm::RecursiveDoubling && !is_power_of_two(size_)) {
     throw ConfigError(fmt::format(
         "the recursive_doubling all-gather needs a power-of-two number of ranks, this job has {}; "
         "choose ring or bruck", size_));
   }
+  check(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
+  // Errors come back as CommError with MPI's message instead of aborting the job.
+  check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   last_exit_ = now();
 }
 
@@ -95,16 +95,19 @@ double Communicator::simulated_seconds() const {
 void Communicator::synchronize_clock() {
   // The collective k ends when its last rank arrives plus its communication time, so the clock
   // advances by the slowest rank's compute before each collective (ranks are level after each).
-  std::vector<double> slowest(pending_compute_s_.size());
+  // The communication time goes along as the last entry: in Throttle mode it is measured, and
+  // the slowest rank's keeps every rank's clock identical.
+  std::vector<double> local = pending_compute_s_;
+  local.push_back(pending_comm_s_);
+  std::vector<double> slowest(local.size());
   if (options_.mode != NetworkMode::Off && size_ > 1) {
-    check(MPI_Allreduce(pending_compute_s_.data(), slowest.data(), mpi_count(slowest.size(), "clock"),
-                        MPI_DOUBLE, MPI_MAX, comm_),
+    check(MPI_Allreduce(local.data(), slowest.data(), mpi_count(local.size(), "clock"), MPI_DOUBLE,
+                        MPI_MAX, comm_),
           "MPI_Allreduce (simulated clock)");
   } else {
-    slowest = pending_compute_s_;  // Off: the clock is this rank's wall clock
+    slowest = local;  // Off: the clock is this rank's wall clock
   }
-  for (double compute : slowest) settled_clock_s_ += compute;
-  settled_clock_s_ += pending_comm_s_;
+  for (double seconds : slowest) settled_clock_s_ += seconds;
   pending_compute_s_.clear();
   pending_comm_s_ = 0.0;
 }
@@ -123,23 +126,31 @@ Communicator::RankCost Communicator::cached_cost(const CostKey& key, Compute&& c
   return cost;
 }
 
-double Communicator::begin_call() { return now(); }
+Communicator::CallStart Communicator::begin_call() {
+  const double arrival = now();
+  if (options_.mode == NetworkMode::Throttle) {
+    // A collective cannot finish before its last rank has arrived: wait for it, so the modelled
+    // time is counted from there on every rank (without this, an early rank would overlap its
+    // wait for a late one with the modelled transfer and leave too soon).
+    check(MPI_Barrier(comm_), "MPI_Barrier (throttle)");
+  }
+  return {arrival, now()};
+}
 
 void Communicator::end_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost,
-                            double start) {
+                            CallStart start) {
   double end = now();
   const bool modelled = options_.mode != NetworkMode::Off;
   const double modelled_s = modelled ? cost.seconds : 0.0;
-  if (options_.mode == NetworkMode::Throttle && end - start < modelled_s) {
-    std::this_thread::sleep_until(std::chrono::steady_clock::time_point(
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-            std::chrono::duration<double>(start + modelled_s))));
+  if (options_.mode == NetworkMode::Throttle && end - start.all_arrived < modelled_s) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(start.all_arrived + modelled_s - end));
     end = now();
   }
-  const double measured_s = end - start;
+  const double measured_s = end - start.all_arrived;
 
-  pending_compute_s_.push_back(start - last_exit_);
-  pending_comm_s_ += modelled ? modelled_s : measured_s;
+  // Throttle: the real time is the communication time (at least the modelled one).
+  pending_compute_s_.push_back(start.arrival - last_exit_);
+  pending_comm_s_ += options_.mode == NetworkMode::Simulate ? modelled_s : measured_s;
 
   const CommCounters call{1, cost.bytes_sent, cost.bytes_received, measured_s, modelled_s};
   totals_ += call;
@@ -168,10 +179,10 @@ MPI_Datatype Communicator::element_type(std::size_t element_bytes) {
 void Communicator::all_reduce_elements(void* data, std::size_t count, MPI_Datatype type,
                                        std::size_t element_bytes) {
   const int n = mpi_count(count, "all_reduce");
+  const CallStart start = begin_call();  // the model's own cost is not the caller's compute
   const RankCost cost = cached_cost({CollectiveKind::AllReduce, count, element_bytes}, [&] {
     return options_.network.all_reduce(options_.all_reduce_algorithm, size_, count, element_bytes);
   });
-  const double start = begin_call();
   check(MPI_Allreduce(MPI_IN_PLACE, data, n, type, MPI_SUM, comm_), "MPI_Allreduce");
   end_call(CollectiveKind::AllReduce, count * element_bytes, cost, start);
 }
@@ -180,11 +191,11 @@ void Communicator::all_gather_elements(const void* mine, std::size_t count, void
                                        std::size_t element_bytes) {
   const int n = mpi_count(count, "all_gather");
   const MPI_Datatype type = element_type(element_bytes);
+  const CallStart start = begin_call();
   const RankCost cost = cached_cost({CollectiveKind::AllGather, count * element_bytes, 0}, [&] {
     const std::vector<std::uint64_t> blocks(static_cast<std::size_t>(size_), count * element_bytes);
     return options_.network.all_gather(options_.all_gather_algorithm, blocks);
   });
-  const double start = begin_call();
   check(MPI_Allgather(mine, n, type, all, n, type, comm_), "MPI_Allgather");
   end_call(CollectiveKind::AllGather, count * element_bytes, cost, start);
 }
@@ -202,8 +213,8 @@ void Communicator::all_gather_v_elements(const void* mine, std::span<const std::
     offset += counts[w];
   }
   // Variable sizes change from call to call: not cached.
+  const CallStart start = begin_call();
   const RankCost cost = rank_cost(options_.network.all_gather(options_.all_gather_algorithm, blocks));
-  const double start = begin_call();
   check(MPI_Allgatherv(mine, mpi_counts[static_cast<std::size_t>(rank_)], type, all, mpi_counts.data(),
                        displacements.data(), type, comm_),
         "MPI_Allgatherv");
@@ -224,17 +235,17 @@ void Communicator::broadcast_elements(void* data, std::size_t count, std::size_t
   const int n = mpi_count(count, "broadcast");
   const MPI_Datatype type = element_type(element_bytes);
   const std::uint64_t bytes = count * element_bytes;
+  const CallStart start = begin_call();
   const RankCost cost = cached_cost({CollectiveKind::Broadcast, bytes, static_cast<std::uint64_t>(root)},
                                     [&] { return options_.network.broadcast(size_, root, bytes); });
-  const double start = begin_call();
   check(MPI_Bcast(data, n, type, root, comm_), "MPI_Bcast");
   end_call(CollectiveKind::Broadcast, count * element_bytes, cost, start);
 }
 
 void Communicator::barrier() {
+  const CallStart start = begin_call();
   const RankCost cost =
       cached_cost({CollectiveKind::Barrier, 0, 0}, [&] { return options_.network.barrier(size_); });
-  const double start = begin_call();
   check(MPI_Barrier(comm_), "MPI_Barrier");
   end_call(CollectiveKind::Barrier, 0, cost, start);
 }

@@ -18,11 +18,12 @@ struct LinkKey {
   const char* name;
   const char* what;
   double min;
+  double max;
 };
 constexpr LinkKey kLinkKeys[] = {
-    {"latency_ms", "one-way latency in milliseconds", 0.0},
-    {"upload_mbps", "upload bandwidth in megabits per second", kMbpsMin},
-    {"download_mbps", "download bandwidth in megabits per second", kMbpsMin},
+    {"latency_ms", "one-way latency in milliseconds", 0.0, 1e6},
+    {"upload_mbps", "upload bandwidth in megabits per second", kMbpsMin, 1e12},
+    {"download_mbps", "download bandwidth in megabits per second", kMbpsMin, 1e12},
 };
 
 // Applies whichever of prefix.latency_ms / upload_mbps / download_mbps the config sets.
@@ -56,10 +57,10 @@ void add_network_keys(ConfigSchema& schema) {
   for (const LinkKey& key : kLinkKeys) {
     schema.add({.path = fmt::format("network.{}", key.name), .type = ValueType::Float,
                 .description = fmt::format("every rank's {} (replaces the scenario's)", key.what),
-                .min = key.min, .optional = true});
+                .min = key.min, .max = key.max, .optional = true});
     schema.add({.path = fmt::format("network.rank.*.{}", key.name), .type = ValueType::Float,
                 .description = fmt::format("rank *'s own {} (a straggler, a home link)", key.what),
-                .min = key.min, .optional = true});
+                .min = key.min, .max = key.max, .optional = true});
   }
 }
 
@@ -76,17 +77,19 @@ CommunicatorOptions communicator_options_from_config(const Config& config, int w
         "ranks, this job has {}: use \"ring\" or \"bruck\"", world_size));
   }
 
+  // Every rank segment must be a rank of this job, written canonically ("3", not "03"), so that
+  // two spellings can never name one rank.
   for (const LinkKey& key : kLinkKeys) {
     for (const std::string& path : config.instances(fmt::format("network.rank.*.{}", key.name))) {
-      const std::string_view rank_text = std::string_view(path).substr(
-          13, path.size() - 13 - std::string_view(key.name).size() - 1);  // "network.rank." ... ".<key>"
+      const std::string prefix = path.substr(0, path.size() - std::string_view(key.name).size());
+      const std::string rank_text = prefix.substr(13, prefix.size() - 14);  // "network.rank." <r> "."
       int rank = -1;
       const auto [end, error] = std::from_chars(rank_text.data(), rank_text.data() + rank_text.size(), rank);
-      if (error != std::errc() || end != rank_text.data() + rank_text.size() || rank < 0 || rank >= world_size) {
-        throw ConfigError(fmt::format("'{}': '{}' is not a rank of this {}-rank job (use 0 to {})", path,
-                                      rank_text, world_size, world_size - 1));
+      const bool parsed = error == std::errc() && end == rank_text.data() + rank_text.size();
+      if (!parsed || rank < 0 || rank >= world_size || std::to_string(rank) != rank_text) {
+        throw ConfigError(fmt::format("'{}': '{}' is not a rank of this {}-rank job (write one of 0 to {})",
+                                      path, rank_text, world_size, world_size - 1));
       }
-      const std::string prefix = fmt::format("network.rank.{}.", rank);
       options.network.set_rank_link(rank, with_overrides(options.network.link(rank), config, prefix));
     }
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "lowcomm/error.hpp"
 
@@ -10,21 +11,26 @@ namespace lowcomm {
 
 namespace {
 
-void require_valid(const Link& link, int rank) {
-  const bool ok = link.latency_s >= 0 && link.upload_bytes_per_s > 0 && link.download_bytes_per_s > 0;
+// Infinite bandwidth is allowed (an ideal link); an infinite latency is not: no message would
+// ever arrive, and the times it produced would be NaN.
+void require_valid(const Link& link, std::string_view whose) {
+  const bool ok = link.latency_s >= 0 && std::isfinite(link.latency_s) && link.upload_bytes_per_s > 0 &&
+                  link.download_bytes_per_s > 0;
   if (!ok) {
     throw ConfigError(fmt::format(
-        "network link of rank {} is invalid (latency {} s, upload {} B/s, download {} B/s): "
-        "latency must be >= 0 and bandwidths > 0", rank, link.latency_s, link.upload_bytes_per_s,
+        "the network link of {} is invalid (latency {} s, upload {} B/s, download {} B/s): "
+        "latency must be finite and >= 0, bandwidths > 0", whose, link.latency_s, link.upload_bytes_per_s,
         link.download_bytes_per_s));
   }
 }
 
 }  // namespace
 
+NetworkModel::NetworkModel(Link every_rank) : default_link_(every_rank) { require_valid(every_rank, "every rank"); }
+
 NetworkModel& NetworkModel::set_rank_link(int rank, Link link) {
   if (rank < 0) throw ConfigError(fmt::format("a rank link needs a rank >= 0, got {}", rank));
-  require_valid(link, rank);
+  require_valid(link, fmt::format("rank {}", rank));
   rank_links_[rank] = link;
   return *this;
 }

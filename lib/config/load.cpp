@@ -149,9 +149,9 @@ class Resolver {
       return;
     }
     if (node.is_table()) {
-      error(source, fmt::format("unknown table '{}'{}", path, suggestion(path, table_names(path))));
+      error(source, fmt::format("unknown table '{}'{}", path, suggestion(path, table_names(path), key_names(path))));
     } else {
-      error(source, fmt::format("unknown key '{}'{}", path, suggestion(path, key_names(path))));
+      error(source, fmt::format("unknown key '{}'{}", path, suggestion(path, key_names(path), key_names(path))));
     }
   }
 
@@ -173,9 +173,12 @@ class Resolver {
     return names;
   }
 
-  static std::string suggestion(std::string_view wrong, const std::vector<std::string>& names) {
-    const auto best = nearest(wrong, names);
-    return best ? fmt::format(" (did you mean '{}'?)", *best) : std::string();
+  // The nearest name if one is close, else what the nearest existing table holds.
+  static std::string suggestion(std::string_view wrong, const std::vector<std::string>& names,
+                                const std::vector<std::string>& keys) {
+    if (const auto best = nearest(wrong, names)) return fmt::format(" (did you mean '{}'?)", *best);
+    const std::string there = what_is_there(wrong, keys);
+    return there.empty() ? std::string() : fmt::format(" ({})", there);
   }
 
   const ConfigSchema& schema_;

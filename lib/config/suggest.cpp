@@ -1,5 +1,7 @@
 #include "suggest.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
 #include <vector>
@@ -46,6 +48,30 @@ std::optional<std::string> nearest(std::string_view wrong,
     }
   }
   return best;
+}
+
+std::string what_is_there(std::string_view wrong, std::span<const std::string> keys) {
+  std::string_view table = wrong;
+  while (true) {
+    const std::size_t dot = table.rfind('.');
+    table = dot == std::string_view::npos ? std::string_view() : table.substr(0, dot);
+    std::vector<std::string> children;
+    for (const std::string& key : keys) {
+      std::string_view rest = key;
+      if (!table.empty()) {
+        if (!rest.starts_with(table) || rest.size() <= table.size() || rest[table.size()] != '.') continue;
+        rest.remove_prefix(table.size() + 1);
+      }
+      std::string child(rest.substr(0, rest.find('.')));
+      if (std::find(children.begin(), children.end(), child) == children.end()) children.push_back(std::move(child));
+    }
+    if (!children.empty()) {
+      std::sort(children.begin(), children.end());
+      return fmt::format("{} has: {}", table.empty() ? std::string("the top level") : fmt::format("[{}]", table),
+                         fmt::join(children, ", "));
+    }
+    if (table.empty()) return {};
+  }
 }
 
 }  // namespace lowcomm::config_detail

@@ -16,4 +16,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 // written in the wrong table). Ties go to the earlier candidate.
 std::optional<std::string> nearest(std::string_view wrong, std::span<const std::string> candidates);
 
+// When nothing is close: what the deepest table of `wrong` that exists does hold, e.g.
+// "[network] has: mode, scenario, ..." (or "the top level has: ..."), from the full key paths.
+std::string what_is_there(std::string_view wrong, std::span<const std::string> keys);
+
 }  // namespace lowcomm::config_detail

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <limits>
 #include <numeric>
 #include <thread>
 
@@ -202,22 +203,52 @@ TEST(Communicator, ClockSynchronisesItselfAfterManyCollectives) {
   EXPECT_LT(worst[0] + worst[1], 0.25);
 }
 
-TEST(Communicator, ThrottleNeverFinishesFasterThanModelled) {
-  const NetworkModel network(Link{.latency_s = 0.01, .upload_bytes_per_s = 50e6, .download_bytes_per_s = 50e6});
+// Throttle: every collective takes its modelled time from the moment the last rank arrived, on
+// every rank. The last rank computes 300 ms first; an early rank must still wait for it and then
+// for the modelled time, so nobody leaves before 0.3 s + modelled after the common start.
+TEST(Communicator, ThrottleCountsModelledTimeFromTheLastArrival) {
+  const NetworkModel network(Link{.latency_s = 0.1, .upload_bytes_per_s = 50e6, .download_bytes_per_s = 50e6});
   Communicator comm(MPI_COMM_WORLD, {.network = network, .mode = NetworkMode::Throttle, .keep_records = true});
   std::vector<float> v(100000, 1.0f);
-  const auto start = std::chrono::steady_clock::now();
-  comm.all_reduce(std::span<float>(v), ReduceOp::Sum);
   std::vector<float> all(v.size() * comm.size());
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto start = std::chrono::steady_clock::now();
+  if (comm.rank() == comm.size() - 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  comm.all_reduce(std::span<float>(v), ReduceOp::Sum);
+  const double after_reduce = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   comm.all_gather(std::span<const float>(v), std::span<float>(all));
   comm.broadcast(std::span<float>(v), 0);
   comm.barrier();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (const CollectiveRecord& record : comm.records()) {
+
+  const auto records = comm.records();
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_GE(after_reduce, 0.3 + records[0].modelled_s) << "left before the last rank's data could arrive";
+  double modelled = 0.0;
+  for (const CollectiveRecord& record : records) {
     EXPECT_GE(record.measured_s, record.modelled_s) << to_string(record.kind);
+    modelled += record.modelled_s;
   }
-  EXPECT_GE(wall, comm.totals().modelled_s);
+  EXPECT_GE(wall, 0.3 + modelled);
   EXPECT_FLOAT_EQ(v[0], static_cast<float>(comm.size()));
+  // The simulated clock in Throttle mode is real time, the same on every rank once synchronised.
+  comm.synchronize_clock();
+  const double clock = comm.simulated_seconds();
+  EXPECT_GE(clock, 0.3 + modelled);
+  double spread[2] = {clock, -clock}, worst[2];
+  MPI_Allreduce(spread, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_LT(worst[0] + worst[1], 0.05);
+}
+
+TEST(Communicator, RejectsLinksThatCannotBeModelled) {
+  EXPECT_THROW(NetworkModel(Link{.latency_s = std::numeric_limits<double>::infinity()}), ConfigError);
+  EXPECT_THROW(NetworkModel(Link{.latency_s = 0, .upload_bytes_per_s = 0}), ConfigError);
+  const CommunicatorOptions doubling{.all_gather_algorithm = AllGatherAlgorithm::RecursiveDoubling};
+  if (is_power_of_two(world_size())) {
+    EXPECT_NO_THROW(Communicator(MPI_COMM_WORLD, doubling).barrier());
+  } else {
+    EXPECT_THROW(Communicator(MPI_COMM_WORLD, doubling), ConfigError);
+  }
 }
 
 }  // namespace

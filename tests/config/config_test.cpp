@@ -175,10 +175,13 @@ TEST(ConfigErrors, UnknownWildcardInstanceSuggestsTheSameInstance) {
             "(did you mean 'network.rank.3.upload_mbps'?)");
 }
 
-TEST(ConfigErrors, UnrelatedUnknownKeyHasNoSuggestion) {
+TEST(ConfigErrors, UnrelatedUnknownKeyListsWhatIsThere) {
   const std::string message = load_error("completely_unrelated_thing = 1\n");
   EXPECT_THAT(message, HasSubstr("unknown key 'completely_unrelated_thing'"));
   EXPECT_THAT(message, Not(HasSubstr("did you mean")));
+  EXPECT_THAT(message, HasSubstr("(the top level has: bench, network, seed)"));
+  EXPECT_THAT(load_error("[network]\nbandwidth = 1\n"),
+              HasSubstr("unknown key 'network.bandwidth' ([network] has: latency_ms, rank, scenario)"));
 }
 
 TEST(ConfigErrors, QuotedDottedKeyIsNotMistakenForAPath) {

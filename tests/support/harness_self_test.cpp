@@ -1,6 +1,6 @@
 // Checks the MPI test harness itself: when one rank (the last) fails an assertion and the others
-// pass, the whole test must fail. CTest registers it with WILL_FAIL, so it passes only if the
-// failure on one rank reaches mpiexec's exit status.
+// pass, the whole run must fail. CTest runs it through tests/cli/expect.sh, which passes only if
+// mpiexec exits non-zero and the failing rank's message is printed.
 #include <gtest/gtest.h>
 #include <mpi.h>
 

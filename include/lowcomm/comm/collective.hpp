@@ -11,7 +11,7 @@ inline constexpr int kCollectiveKinds = 4;
 // Which algorithm the network model charges an all-reduce with (REFERENCE.md §6).
 enum class AllReduceAlgorithm : std::uint8_t {
   Ring,          // reduce-scatter + all-gather around a ring: 2(W-1) rounds
-  Rabenseifner,  // recursive halving + recursive doubling: 2 log2(W) rounds (+2 if W is no power of 2)
+  Rabenseifner,  // recursive halving + doubling: 2 log2(W) rounds; 2 floor(log2 W) + 2 otherwise
 };
 
 // Which algorithm the network model charges an all-gather with.

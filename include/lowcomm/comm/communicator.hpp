@@ -25,7 +25,8 @@ namespace lowcomm {
 enum class NetworkMode : std::uint8_t {
   Off,       // no modelled time; the simulated clock is the wall clock
   Simulate,  // simulated clock = measured compute + modelled communication; nothing sleeps
-  Throttle,  // each collective is held until its modelled time has passed (for overlap studies)
+  Throttle,  // each collective really takes its modelled time, counted from the last rank's
+             // arrival (for overlap studies); the simulated clock is then the wall clock
 };
 std::string_view to_string(NetworkMode mode);
 NetworkMode parse_network_mode(std::string_view name);  // "off", "simulate", "throttle"
@@ -152,8 +153,12 @@ class Communicator {
   RankCost rank_cost(const CollectiveCost& cost) const;
 
   // Called around every MPI call: throttles, advances the clock, records.
-  double begin_call();
-  void end_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost, double start);
+  struct CallStart {
+    double arrival;      // when this rank called the collective
+    double all_arrived;  // Throttle: when the last rank had arrived; otherwise = arrival
+  };
+  CallStart begin_call();
+  void end_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost, CallStart start);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;

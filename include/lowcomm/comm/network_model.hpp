@@ -37,7 +37,8 @@ struct CollectiveCost {
 class NetworkModel {
  public:
   NetworkModel() = default;  // an ideal network: no latency, infinite bandwidth
-  explicit NetworkModel(Link every_rank) : default_link_(every_rank) {}
+  // Throws ConfigError for a negative or non-finite latency, or a bandwidth that is not > 0.
+  explicit NetworkModel(Link every_rank);
 
   // A different link for one rank (a straggler, a home connection in a datacenter job).
   NetworkModel& set_rank_link(int rank, Link link);

@@ -1,0 +1,43 @@
+#pragma once
+// Error feedback for any compressor: what the exchange did not carry of this rank's input is
+// kept (per unit, in gradient units) and added to the next step's gradient before compressing,
+// so nothing is lost, only delayed:
+//     corrected ← gradient + residual;  compress(corrected);  residual ← corrected − transmitted
+// where `transmitted` is what the wrapped compressor reports (Compressor::transmitted).
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "lowcomm/compress/compressor.hpp"
+
+namespace lowcomm {
+
+class ErrorFeedback final : public Compressor {
+ public:
+  explicit ErrorFeedback(std::unique_ptr<Compressor> inner);
+
+  Aggregation aggregation() const override { return inner_->aggregation(); }
+  bool supports(Granularity granularity) const override { return inner_->supports(granularity); }
+  Message encode(const UnitContext& unit, std::span<const float> gradient) override;
+  std::optional<Message> decode(const UnitContext& unit, int round, const Received& received,
+                                std::span<float> aggregate) override;
+  void transmitted(const UnitContext& unit, std::span<const float> input,
+                   std::span<float> out) const override;
+  std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int round) const override;
+  void save_state(StateDict& state, std::string_view prefix) const override;
+  void load_state(const StateDict& state, std::string_view prefix) override;
+
+  const Compressor& inner() const { return *inner_; }
+  // The residual of a unit (empty before its first step).
+  std::span<const float> residual(std::uint32_t unit_id) const;
+
+ private:
+  struct UnitState {
+    std::vector<float> residual;   // carried to the next step
+    std::vector<float> corrected;  // this step's gradient + residual, until decode finishes
+  };
+  std::unique_ptr<Compressor> inner_;
+  std::map<std::uint32_t, UnitState> units_;
+};
+
+}  // namespace lowcomm

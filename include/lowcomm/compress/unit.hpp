@@ -1,0 +1,32 @@
+#pragma once
+// What a compressor is told about the piece of gradient it compresses. The unit is a tensor, a
+// bucket of tensors fused into one flat vector, or the whole model, depending on the granularity
+// (compressor.hpp); a compressor keeps its state keyed by the unit's id, which is stable from
+// step to step and identical on every rank.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lowcomm {
+
+// A named parameter tensor of the model, as the synchronising layer sees it.
+struct TensorInfo {
+  std::string name;
+  std::vector<std::int64_t> shape;  // empty for a scalar
+  std::int64_t numel() const;
+};
+
+struct UnitContext {
+  std::uint64_t step = 0;
+  std::uint32_t unit_id = 0;             // stable across steps and ranks
+  std::string_view name;                 // the tensor's name, "bucket<i>" or "global"
+  std::span<const std::int64_t> shape;   // the tensor's shape; buckets and global are 1-D
+  int rank = 0;
+  int world_size = 1;
+  std::uint64_t shared_seed = 0;         // the run's seed, the same on every rank
+  std::int64_t numel() const;
+};
+
+}  // namespace lowcomm

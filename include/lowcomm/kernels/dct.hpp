@@ -1,0 +1,39 @@
+#pragma once
+// Block DCT-II of a tensor (REFERENCE.md §1 "DCT basis"), the transform DeMo selects its
+// transmitted momentum components in. Every block X (h x w, cut as BlockLayout says) becomes
+// Q = C_h · X · C_wᵀ with C_c the orthonormal DCT-II basis of length c, so decode(encode(x)) is x
+// up to float rounding.
+//
+// Arithmetic (the reference does it in fp32, so do we): products and sums in float, each output
+// a sum started at 0 and taken in ascending order of the summed index, in two passes.
+//   encode: T[r][j] = Σ_c X[r][c]·C_w[j][c]      then  Q[i][j] = Σ_r C_h[i][r]·T[r][j]
+//   decode: U[i][c] = Σ_j Q[i][j]·C_w[j][c]      then  X[r][c] = Σ_i C_h[i][r]·U[i][c]
+// The Cpu backend keeps that order per element (it vectorises across outputs, not across a sum),
+// so it matches Reference bitwise unless the compiler contracts a·b+c into an FMA; the tests
+// allow 2·(h+w+2)·eps·‖X_block‖ per element, twice the rounding bound of either backend.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "lowcomm/kernels/backend.hpp"
+#include "lowcomm/kernels/blocks.hpp"
+
+namespace lowcomm::kernels {
+
+// Row-major c x c orthonormal DCT-II basis: C[k][n] = sqrt((k == 0 ? 1 : 2) / c) ·
+// cos(π(2n+1)k / (2c)), computed in double and rounded to float. Throws lowcomm::Error if c < 1.
+std::vector<float> dct_basis(std::int64_t c);
+
+// tensor: layout.size() floats, row-major batch x rows x cols.
+// coefficients: layout.size() floats, block after block, each block row-major
+// (coefficients[block · h·w + i·w + j]).
+// Throws lowcomm::Error for an invalid layout, a span of the wrong size, or spans that overlap.
+void dct_encode_blocks(Backend backend, const BlockLayout& layout, std::span<const float> tensor,
+                       std::span<float> coefficients);
+
+// The inverse of dct_encode_blocks: X = C_hᵀ · Q · C_w for every block, written back in tensor
+// layout. Same arguments and errors, the roles of the two spans swapped.
+void dct_decode_blocks(Backend backend, const BlockLayout& layout,
+                       std::span<const float> coefficients, std::span<float> tensor);
+
+}  // namespace lowcomm::kernels

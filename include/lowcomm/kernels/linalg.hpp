@@ -1,0 +1,42 @@
+#pragma once
+// Dense linear algebra for PowerSGD (REFERENCE.md §3): the Gram-Schmidt step of the paper's code
+// and a row-major GEMM. Matrices are row-major fp32 spans whose sizes are checked against the
+// dimensions; a mismatch, a negative dimension or a bad epsilon throws lowcomm::Error.
+//
+// Unlike the encoders these are reductions, so Cpu and Reference agree within a float tolerance,
+// not bitwise (each says which). Both are deterministic run to run; Reference is the definition.
+#include <cstdint>
+#include <span>
+
+#include "lowcomm/kernels/backend.hpp"
+
+namespace lowcomm::kernels {
+
+// Orthonormalises the columns p_0 … p_{cols−1} of the row-major rows × cols `matrix` in place,
+// in order, exactly as the PowerSGD paper's code:
+//   for i: p_i ← p_i / (‖p_i‖ + epsilon); for j > i: p_j ← p_j − ⟨p_i, p_j⟩ p_i
+// (the projections use the already normalised p_i and the current p_j, i.e. modified
+// Gram-Schmidt). A zero column stays zero instead of dividing by zero; epsilon must be finite
+// and > 0. Reference accumulates every norm and dot product in float, in row order. PyTorch's
+// fp32 torch.sum on CPU uses a vectorised cascade summation instead, so neither backend matches
+// it bitwise; both match it within float rounding. Cpu sums fixed blocks of rows in float and
+// adds the block sums in block order (so the result does not depend on the thread count); that
+// order is its only difference from Reference, a relative difference of order
+// sqrt(rows)·2^−24 per column for well-conditioned input (more when columns are nearly dependent,
+// as for any Gram-Schmidt).
+void orthonormalize_columns(Backend backend, std::span<float> matrix, std::int64_t rows,
+                            std::int64_t cols, float epsilon = 1e-8f);
+
+// C ← alpha · op(A) · op(B) + beta · C, all row-major: op(A) is m × k (A is stored k × m when
+// transpose_a), op(B) is k × n (B is stored n × k when transpose_b), C is m × n. As in BLAS,
+// beta == 0 overwrites C without reading it (NaNs there do not propagate) and k == 0 gives
+// beta · C. Reference: for each C entry a float sum over k in index order. Cpu: Eigen, using
+// OpenMP threads when there are several; its blocked, vectorised sums differ from Reference by
+// float rounding: |C_cpu − C_ref| ≤ 1e-5·sqrt(k)·(|alpha|·(|op(A)|·|op(B)|) + |beta·C|) entrywise
+// is what the tests require (the expected rounding error of either is about sqrt(k)·2^−24 of
+// that magnitude).
+void gemm(Backend backend, bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
+          std::int64_t k, float alpha, std::span<const float> a, std::span<const float> b,
+          float beta, std::span<float> c);
+
+}  // namespace lowcomm::kernels

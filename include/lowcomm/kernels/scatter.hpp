@@ -1,0 +1,27 @@
+#pragma once
+// Scattering sparse (index, value) pairs back into a dense buffer: the decode side of top-k
+// sparsification (REFERENCE.md §2, duplicates accumulate) and of DeMo (§1 scatter_mean).
+// Pairs are applied in the order given, so the float sums are the same on every backend and run
+// (the reference's GPU scatter_reduce is not; ours must be).
+// Every index is checked against out.size() before anything is written: on error, out is as
+// it was.
+#include <cstdint>
+#include <span>
+
+#include "lowcomm/kernels/backend.hpp"
+
+namespace lowcomm::kernels {
+
+// out[indices[p]] += values[p] for p = 0, 1, ... in that order.
+// Throws lowcomm::Error if the two input spans differ in size or an index is outside
+// [0, out.size()) (the message names the first such index, its position and the size).
+void scatter_add(Backend backend, std::span<const std::int64_t> indices,
+                 std::span<const float> values, std::span<float> out);
+
+// out is overwritten: each slot holds the mean of the values that selected it, that is their
+// float sum in order divided by float(count); slots nobody selected are 0.
+// Same errors as scatter_add, and one for more than 2^32-1 pairs (the counts are 32-bit).
+void scatter_mean(Backend backend, std::span<const std::int64_t> indices,
+                  std::span<const float> values, std::span<float> out);
+
+}  // namespace lowcomm::kernels

@@ -1,0 +1,104 @@
+// Row-major GEMM (include/lowcomm/kernels/linalg.hpp): Reference is the triple loop that defines
+// the result; Cpu maps the spans as row-major Eigen matrices, so a transpose is a view and never
+// a copy, and lets Eigen's blocked, vectorised product (threaded by OpenMP) do the work.
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+#include <Eigen/Core>
+#include <fmt/format.h>
+
+#include "lowcomm/error.hpp"
+#include "lowcomm/kernels/linalg.hpp"
+
+namespace lowcomm::kernels {
+namespace {
+
+// Checks that rows · cols neither overflows nor differs from the span's size.
+void check_size(std::string_view name, std::size_t size, std::int64_t rows, std::int64_t cols) {
+  if (cols != 0 && rows > std::numeric_limits<std::int64_t>::max() / cols) {
+    throw Error(fmt::format("gemm: {} of {} × {} overflows", name, rows, cols));
+  }
+  if (size != static_cast<std::uint64_t>(rows * cols)) {
+    throw Error(fmt::format("gemm: {} holds {} floats, {} × {} needs {}", name, size, rows, cols,
+                            rows * cols));
+  }
+}
+
+void check_arguments(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
+                     std::int64_t k, std::span<const float> a, std::span<const float> b,
+                     std::span<float> c) {
+  if (m < 0 || n < 0 || k < 0) {
+    throw Error(fmt::format("gemm: dimensions must be ≥ 0, got m = {}, n = {}, k = {}", m, n, k));
+  }
+  check_size(transpose_a ? "A (stored k × m)" : "A (m × k)", a.size(), transpose_a ? k : m,
+             transpose_a ? m : k);
+  check_size(transpose_b ? "B (stored n × k)" : "B (k × n)", b.size(), transpose_b ? n : k,
+             transpose_b ? k : n);
+  check_size("C (m × n)", c.size(), m, n);
+}
+
+void gemm_reference(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
+                    std::int64_t k, float alpha, std::span<const float> a,
+                    std::span<const float> b, float beta, std::span<float> c) {
+  auto op_a = [&](std::int64_t i, std::int64_t p) {
+    return transpose_a ? a[p * m + i] : a[i * k + p];
+  };
+  auto op_b = [&](std::int64_t p, std::int64_t j) {
+    return transpose_b ? b[j * k + p] : b[p * n + j];
+  };
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (std::int64_t p = 0; p < k; ++p) sum += op_a(i, p) * op_b(p, j);
+      float& out = c[i * n + j];
+      out = beta == 0.0f ? alpha * sum : alpha * sum + beta * out;
+    }
+  }
+}
+
+using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+template <typename OpA, typename OpB>
+void product(const OpA& op_a, const OpB& op_b, float alpha, float beta, Eigen::Map<RowMajor> c) {
+  if (beta == 0.0f) {
+    c.noalias() = alpha * op_a * op_b;
+  } else {
+    c *= beta;
+    c.noalias() += alpha * op_a * op_b;
+  }
+}
+
+void gemm_cpu(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
+              std::int64_t k, float alpha, std::span<const float> a, std::span<const float> b,
+              float beta, std::span<float> c) {
+  const Eigen::Map<const RowMajor> stored_a(a.data(), transpose_a ? k : m, transpose_a ? m : k);
+  const Eigen::Map<const RowMajor> stored_b(b.data(), transpose_b ? n : k, transpose_b ? k : n);
+  const Eigen::Map<RowMajor> out(c.data(), m, n);
+  if (transpose_a && transpose_b) {
+    product(stored_a.transpose(), stored_b.transpose(), alpha, beta, out);
+  } else if (transpose_a) {
+    product(stored_a.transpose(), stored_b, alpha, beta, out);
+  } else if (transpose_b) {
+    product(stored_a, stored_b.transpose(), alpha, beta, out);
+  } else {
+    product(stored_a, stored_b, alpha, beta, out);
+  }
+}
+
+}  // namespace
+
+void gemm(Backend backend, bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
+          std::int64_t k, float alpha, std::span<const float> a, std::span<const float> b,
+          float beta, std::span<float> c) {
+  check_arguments(transpose_a, transpose_b, m, n, k, a, b, c);
+  switch (backend) {
+    case Backend::Reference:
+      return gemm_reference(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
+    case Backend::Cpu: return gemm_cpu(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
+    case Backend::Cuda: break;
+  }
+  unsupported("gemm", backend);
+}
+
+}  // namespace lowcomm::kernels

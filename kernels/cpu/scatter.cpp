@@ -1,0 +1,111 @@
+#include "lowcomm/kernels/scatter.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <new>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "lowcomm/error.hpp"
+
+namespace lowcomm::kernels {
+
+namespace {
+
+constexpr std::string_view kAdd = "scatter_add";
+constexpr std::string_view kMean = "scatter_mean";
+
+void check_arguments(std::string_view kernel, std::span<const std::int64_t> indices,
+                     std::span<const float> values, std::span<const float> out) {
+  if (indices.size() != values.size()) {
+    throw Error(fmt::format("{}: {} indices but {} values", kernel, indices.size(),
+                            values.size()));
+  }
+  const auto size = static_cast<std::int64_t>(out.size());
+  // A branch-free pass that vectorises; the rare failure then looks for the first culprit.
+  bool any_bad = false;
+  for (const std::int64_t index : indices) any_bad |= index < 0 || index >= size;
+  if (!any_bad) return;
+  const auto bad = std::find_if(indices.begin(), indices.end(),
+                                [&](std::int64_t index) { return index < 0 || index >= size; });
+  throw Error(fmt::format("{}: index {} (at position {}) is outside [0, {}), the output size",
+                          kernel, *bad, bad - indices.begin(), size));
+}
+
+// Pairs applied one after the other, in order. Both backends use this loop: splitting the
+// output into per-thread slices (each thread applying, in order, the pairs in its slice) keeps
+// the sums bitwise identical, but measured 0.8x of this loop on 2 threads for 1.2M pairs into a
+// 50304x768 tensor: the loop is bound by scattered memory writes, and every thread has to read
+// every pair.
+void add_in_order(std::span<const std::int64_t> indices, std::span<const float> values,
+                  std::span<float> out) {
+  for (std::size_t p = 0; p < indices.size(); ++p) out[indices[p]] += values[p];
+}
+
+void mean_reference(std::span<const std::int64_t> indices, std::span<const float> values,
+                    std::span<float> out) {
+  std::vector<std::int64_t> count(out.size(), 0);
+  std::fill(out.begin(), out.end(), 0.0f);
+  for (std::size_t p = 0; p < indices.size(); ++p) {
+    out[indices[p]] += values[p];
+    ++count[indices[p]];
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (count[i] > 0) out[i] = out[i] / static_cast<float>(count[i]);
+  }
+}
+
+// The same sums and divisions, but the per-slot counts cost only what the pairs touch: they are
+// 32-bit (the caller checked that no count can overflow), come from calloc, whose fresh pages
+// the OS zeroes lazily, and are read back by walking the pairs rather than every slot. 2x the
+// reference for 1.2M pairs into a 50304x768 tensor, where the count array dominates.
+void mean_cpu(std::span<const std::int64_t> indices, std::span<const float> values,
+              std::span<float> out) {
+  const std::unique_ptr<std::uint32_t[], decltype(&std::free)> count(
+      static_cast<std::uint32_t*>(std::calloc(out.size(), sizeof(std::uint32_t))), &std::free);
+  if (!count && !out.empty()) throw std::bad_alloc();
+  std::fill(out.begin(), out.end(), 0.0f);
+  for (std::size_t p = 0; p < indices.size(); ++p) {
+    out[indices[p]] += values[p];
+    ++count[indices[p]];
+  }
+  for (const std::int64_t i : indices) {
+    if (count[i] == 0) continue;  // already divided
+    out[i] = out[i] / static_cast<float>(count[i]);
+    count[i] = 0;
+  }
+}
+
+}  // namespace
+
+void scatter_add(Backend backend, std::span<const std::int64_t> indices,
+                 std::span<const float> values, std::span<float> out) {
+  check_arguments(kAdd, indices, values, out);
+  switch (backend) {
+    case Backend::Reference:
+    case Backend::Cpu: return add_in_order(indices, values, out);
+    case Backend::Cuda: break;
+  }
+  unsupported(kAdd, backend);
+}
+
+void scatter_mean(Backend backend, std::span<const std::int64_t> indices,
+                  std::span<const float> values, std::span<float> out) {
+  check_arguments(kMean, indices, values, out);
+  if (indices.size() > std::numeric_limits<std::uint32_t>::max()) {
+    throw Error(fmt::format("{}: {} pairs in one call; at most 2^32-1 (counts are 32-bit)",
+                            kMean, indices.size()));
+  }
+  switch (backend) {
+    case Backend::Reference: return mean_reference(indices, values, out);
+    case Backend::Cpu: return mean_cpu(indices, values, out);
+    case Backend::Cuda: break;
+  }
+  unsupported(kMean, backend);
+}
+
+}  // namespace lowcomm::kernels

@@ -1,0 +1,183 @@
+#include "lowcomm/kernels/topk.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <bit>
+#include <numeric>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "lowcomm/error.hpp"
+
+namespace lowcomm::kernels {
+
+namespace {
+
+constexpr std::string_view kPerBlock = "topk_per_block";
+constexpr std::string_view kGlobal = "topk_global";
+
+// Elements below which the Cpu backend stays on one thread: a block scan costs about a
+// nanosecond per element, less than waking the OpenMP team for small inputs.
+constexpr std::int64_t kParallelElements = std::int64_t{1} << 15;
+
+// The selection order as an integer: the bits of |v| order like the magnitudes themselves
+// (+0 and -0 both become 0), and every NaN, whatever its sign and payload, becomes the one
+// key just above +inf's, so NaNs tie among themselves and beat every number.
+inline std::uint32_t magnitude_key(float v) {
+  constexpr std::uint32_t kInfinity = 0x7F800000u;
+  const std::uint32_t magnitude = std::bit_cast<std::uint32_t>(v) & 0x7FFFFFFFu;
+  return magnitude > kInfinity ? kInfinity + 1 : magnitude;
+}
+
+struct Candidate {
+  std::uint32_t key;
+  std::int64_t index;
+};
+
+// True when a is selected before b: larger magnitude first, then lower index.
+inline bool comes_before(const Candidate& a, const Candidate& b) {
+  return a.key > b.key || (a.key == b.key && a.index < b.index);
+}
+
+void write_selection(std::span<const float> values, std::span<const Candidate> chosen,
+                     std::int64_t* indices, float* selected) {
+  for (std::size_t j = 0; j < chosen.size(); ++j) {
+    indices[j] = chosen[j].index;
+    selected[j] = values[static_cast<std::size_t>(chosen[j].index)];
+  }
+}
+
+// ---- Reference: sort everything by the order, keep the first k --------------------------
+
+void select_reference(std::span<const float> values, std::int64_t k, std::int64_t* indices,
+                      float* selected) {
+  std::vector<Candidate> all(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    all[i] = {magnitude_key(values[i]), static_cast<std::int64_t>(i)};
+  }
+  std::sort(all.begin(), all.end(), comes_before);
+  write_selection(values, std::span(all).first(static_cast<std::size_t>(k)), indices, selected);
+}
+
+// ---- Cpu: one pass per range with a heap of the best k so far --------------------------
+//
+// `heap` ends up holding the first min(k, size) entries of values[begin, end) in selection
+// order, indices offset by `begin`. Entries are scanned in increasing index, so a newcomer that
+// merely ties the worst kept key comes after it and is skipped: the hot loop is one integer
+// comparison, and the heap is touched only by entries that really enter it (about
+// k·ln(size/k) of them for random data).
+void select_range(std::span<const float> values, std::int64_t begin, std::int64_t end,
+                  std::int64_t k, std::vector<Candidate>& heap) {
+  heap.clear();
+  const std::int64_t fill = std::min(end, begin + k);
+  for (std::int64_t i = begin; i < fill; ++i) {
+    heap.push_back({magnitude_key(values[static_cast<std::size_t>(i)]), i});
+    std::push_heap(heap.begin(), heap.end(), comes_before);  // front: the worst kept
+  }
+  for (std::int64_t i = fill; i < end; ++i) {
+    const std::uint32_t key = magnitude_key(values[static_cast<std::size_t>(i)]);
+    if (key <= heap.front().key) continue;
+    std::pop_heap(heap.begin(), heap.end(), comes_before);
+    heap.back() = {key, i};
+    std::push_heap(heap.begin(), heap.end(), comes_before);
+  }
+  std::sort_heap(heap.begin(), heap.end(), comes_before);
+}
+
+void per_block_cpu(std::span<const float> values, std::int64_t block_size, std::int64_t k,
+                   std::span<std::int64_t> indices, std::span<float> selected) {
+  const std::int64_t blocks = static_cast<std::int64_t>(values.size()) / block_size;
+#pragma omp parallel if (static_cast<std::int64_t>(values.size()) > kParallelElements)
+  {
+    std::vector<Candidate> heap;
+    heap.reserve(static_cast<std::size_t>(k));
+#pragma omp for schedule(static)
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      const auto block = values.subspan(static_cast<std::size_t>(b * block_size),
+                                        static_cast<std::size_t>(block_size));
+      select_range(block, 0, block_size, k, heap);
+      write_selection(block, heap, indices.data() + b * k, selected.data() + b * k);
+    }
+  }
+}
+
+// Each thread selects the best k of its own contiguous range; the final answer is the first k
+// of those lists merged, which does not depend on how the span was cut.
+void global_cpu(std::span<const float> values, std::int64_t k, std::span<std::int64_t> indices,
+                std::span<float> selected) {
+  const auto n = static_cast<std::int64_t>(values.size());
+  const std::int64_t ranges = std::clamp<std::int64_t>(n / kParallelElements, 1,
+                                                       omp_get_max_threads());
+  std::vector<std::vector<Candidate>> lists(static_cast<std::size_t>(ranges));
+#pragma omp parallel for schedule(static) num_threads(ranges) if (ranges > 1)
+  for (std::int64_t p = 0; p < ranges; ++p) {
+    const std::int64_t begin = (n / ranges) * p + std::min(p, n % ranges);
+    const std::int64_t end = begin + n / ranges + (p < n % ranges ? 1 : 0);
+    select_range(values, begin, end, k, lists[static_cast<std::size_t>(p)]);
+  }
+  std::vector<Candidate> merged = std::move(lists[0]);
+  for (std::size_t p = 1; p < lists.size(); ++p) {
+    const auto middle = static_cast<std::ptrdiff_t>(merged.size());
+    merged.insert(merged.end(), lists[p].begin(), lists[p].end());
+    std::inplace_merge(merged.begin(), merged.begin() + middle, merged.end(), comes_before);
+    merged.resize(std::min(merged.size(), static_cast<std::size_t>(k)));
+  }
+  write_selection(values, merged, indices.data(), selected.data());
+}
+
+void check_outputs(std::string_view kernel, std::int64_t expected,
+                   std::span<std::int64_t> indices, std::span<float> selected) {
+  const auto want = static_cast<std::size_t>(expected);
+  if (indices.size() != want || selected.size() != want) {
+    throw Error(fmt::format("{}: the output spans must hold exactly {} entries, got {} indices "
+                            "and {} values", kernel, expected, indices.size(), selected.size()));
+  }
+}
+
+}  // namespace
+
+void topk_per_block(Backend backend, std::span<const float> values, std::int64_t block_size,
+                    std::int64_t k, std::span<std::int64_t> indices, std::span<float> selected) {
+  if (block_size < 1) {
+    throw Error(fmt::format("{}: block_size {} must be >= 1", kPerBlock, block_size));
+  }
+  if (static_cast<std::int64_t>(values.size()) % block_size != 0) {
+    throw Error(fmt::format("{}: {} values are not a whole number of blocks of {}", kPerBlock,
+                            values.size(), block_size));
+  }
+  const std::int64_t kept = std::clamp<std::int64_t>(k, 1, block_size);
+  const std::int64_t blocks = static_cast<std::int64_t>(values.size()) / block_size;
+  check_outputs(kPerBlock, blocks * kept, indices, selected);
+  switch (backend) {
+    case Backend::Reference:
+      for (std::int64_t b = 0; b < blocks; ++b) {
+        select_reference(values.subspan(static_cast<std::size_t>(b * block_size),
+                                        static_cast<std::size_t>(block_size)),
+                         kept, indices.data() + b * kept, selected.data() + b * kept);
+      }
+      return;
+    case Backend::Cpu: return per_block_cpu(values, block_size, kept, indices, selected);
+    case Backend::Cuda: break;
+  }
+  unsupported(kPerBlock, backend);
+}
+
+void topk_global(Backend backend, std::span<const float> values, std::int64_t k,
+                 std::span<std::int64_t> indices, std::span<float> selected) {
+  if (values.empty()) throw Error(fmt::format("{}: no values to select from", kGlobal));
+  const auto n = static_cast<std::int64_t>(values.size());
+  const std::int64_t kept = std::clamp<std::int64_t>(k, 1, n);
+  check_outputs(kGlobal, kept, indices, selected);
+  switch (backend) {
+    case Backend::Reference:
+      return select_reference(values, kept, indices.data(), selected.data());
+    case Backend::Cpu: return global_cpu(values, kept, indices, selected);
+    case Backend::Cuda: break;
+  }
+  unsupported(kGlobal, backend);
+}
+
+}  // namespace lowcomm::kernels

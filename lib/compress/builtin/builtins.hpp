@@ -1,0 +1,12 @@
+#pragma once
+// The descriptions (name, parameters, factory) of the built-in compressors.
+#include "lowcomm/compress/registry.hpp"
+
+namespace lowcomm::builtin {
+
+CompressorInfo none_compressor();
+CompressorInfo randomk_compressor();
+CompressorInfo topk_compressor();
+CompressorInfo quantize_compressor();
+
+}  // namespace lowcomm::builtin

@@ -1,0 +1,12 @@
+#include "builtins.hpp"
+
+namespace lowcomm {
+
+void register_builtin_compressors(CompressorRegistry& registry) {
+  registry.add(builtin::none_compressor());
+  registry.add(builtin::randomk_compressor());
+  registry.add(builtin::topk_compressor());
+  registry.add(builtin::quantize_compressor());
+}
+
+}  // namespace lowcomm

@@ -1,0 +1,136 @@
+// `topk`: the k entries of largest magnitude (REFERENCE.md §2), with their indices. Payloads are
+// gathered; duplicates across ranks accumulate, and the sum is divided by W. Ties go to the lower
+// index, so runs are deterministic. Error feedback (on by default) keeps the rest.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "builtins.hpp"
+#include "lowcomm/error.hpp"
+#include "lowcomm/kernels/float16.hpp"
+#include "lowcomm/kernels/pack.hpp"
+#include "lowcomm/kernels/scatter.hpp"
+#include "lowcomm/kernels/topk.hpp"
+
+namespace lowcomm::builtin {
+
+namespace {
+
+using kernels::Backend;
+using kernels::IndexWidth;
+using WireType = kernels::ValueType;
+
+class TopK final : public Compressor {
+ public:
+  TopK(double ratio, std::optional<std::int64_t> k, WireType values, bool smallest_indices)
+      : ratio_(ratio), k_(k), value_type_(values), smallest_indices_(smallest_indices) {}
+
+  Aggregation aggregation() const override { return Aggregation::Gathered; }
+  bool supports(Granularity) const override { return true; }
+
+  Message encode(const UnitContext& unit, std::span<const float> gradient) override {
+    const auto k = static_cast<std::size_t>(count(unit.numel()));
+    Selection& selection = selections_[unit.unit_id];
+    selection.indices.resize(k);
+    selection.values.resize(k);
+    kernels::topk_global(Backend::Cpu, gradient, static_cast<std::int64_t>(k), selection.indices, selection.values);
+    // What receivers will see: the values after the trip through the wire's value type.
+    std::vector<std::byte> payload(payload_bytes(unit));
+    const std::size_t index_bytes = kernels::packed_index_bytes(k, index_width(unit));
+    kernels::pack_indices(Backend::Cpu, selection.indices, index_width(unit),
+                          std::span(payload).first(index_bytes));
+    kernels::encode_values(selection.values, value_type_, std::span(payload).subspan(index_bytes));
+    kernels::decode_values(std::span<const std::byte>(payload).subspan(index_bytes), value_type_, selection.values);
+    return Message::gather(std::move(payload));
+  }
+
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received,
+                                std::span<float> aggregate) override {
+    const auto k = static_cast<std::size_t>(count(unit.numel()));
+    const std::size_t index_bytes = kernels::packed_index_bytes(k, index_width(unit));
+    std::vector<std::int64_t> indices(k);
+    std::vector<float> values(k);
+    std::fill(aggregate.begin(), aggregate.end(), 0.0f);
+    for (std::size_t w = 0; w < received.gathered.size(); ++w) {
+      const std::span<const std::byte> payload = received.gathered[w];
+      if (payload.size() != payload_bytes(unit)) {
+        throw Error(fmt::format("topk: rank {} sent {} bytes for unit '{}', expected {}", w, payload.size(),
+                                unit.name, payload_bytes(unit)));
+      }
+      kernels::unpack_indices(Backend::Cpu, payload.first(index_bytes), index_width(unit),
+                              static_cast<std::uint64_t>(unit.numel()), indices);
+      kernels::decode_values(payload.subspan(index_bytes), value_type_, values);
+      kernels::scatter_add(Backend::Cpu, indices, values, aggregate);
+    }
+    const float ranks = static_cast<float>(unit.world_size);
+    for (float& x : aggregate) x /= ranks;
+    return std::nullopt;
+  }
+
+  void transmitted(const UnitContext& unit, std::span<const float>, std::span<float> out) const override {
+    const Selection& selection = selections_.at(unit.unit_id);
+    std::fill(out.begin(), out.end(), 0.0f);
+    kernels::scatter_add(Backend::Cpu, selection.indices, selection.values, out);
+  }
+
+  std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
+    return payload_bytes(unit);
+  }
+
+ private:
+  struct Selection {
+    std::vector<std::int64_t> indices;
+    std::vector<float> values;  // as received: rounded to the wire's value type
+  };
+
+  std::int64_t count(std::int64_t n) const {
+    const std::int64_t k = k_ ? *k_ : static_cast<std::int64_t>(ratio_ * static_cast<double>(n));
+    return std::clamp<std::int64_t>(k, 1, std::max<std::int64_t>(n, 1));
+  }
+  IndexWidth index_width(const UnitContext& unit) const {
+    return smallest_indices_ ? kernels::smallest_index_width(static_cast<std::uint64_t>(unit.numel()))
+                             : IndexWidth::U32;
+  }
+  std::size_t payload_bytes(const UnitContext& unit) const {
+    const auto k = static_cast<std::size_t>(count(unit.numel()));
+    return kernels::packed_index_bytes(k, index_width(unit)) + k * kernels::value_bytes(value_type_);
+  }
+
+  double ratio_;
+  std::optional<std::int64_t> k_;
+  WireType value_type_;
+  bool smallest_indices_;
+  std::map<std::uint32_t, Selection> selections_;  // this step's, per unit
+};
+
+WireType parse_value_type(const std::string& name) {
+  return name == "fp16" ? WireType::F16 : name == "bf16" ? WireType::BF16 : WireType::F32;
+}
+
+}  // namespace
+
+CompressorInfo topk_compressor() {
+  return {.name = "topk",
+          .description = "the k largest-magnitude entries with their indices (gathered); duplicates accumulate",
+          .parameters = {{.path = "ratio", .type = lowcomm::ValueType::Float, .default_value = 0.01,
+                          .description = "fraction kept per unit: k = max(1, floor(ratio n))", .min = 1e-9, .max = 1.0},
+                         {.path = "k", .type = lowcomm::ValueType::Integer,
+                          .description = "entries kept per unit; replaces ratio when set", .min = 1.0,
+                          .optional = true},
+                         {.path = "value_type", .type = lowcomm::ValueType::String, .default_value = "fp32",
+                          .description = "values on the wire", .choices = {"fp32", "fp16", "bf16"}},
+                         {.path = "index_width", .type = lowcomm::ValueType::String, .default_value = "int32",
+                          .description = "indices on the wire: int32, or the smallest unsigned type that "
+                                         "holds the unit's size (uint8/16/32)",
+                          .choices = {"int32", "smallest"}}},
+          .error_feedback_by_default = true,
+          .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
+            return std::make_unique<TopK>(p.get_double("ratio"),
+                                          p.has("k") ? std::optional(p.get_int("k")) : std::nullopt,
+                                          parse_value_type(p.get_string("value_type")),
+                                          p.get_string("index_width") == "smallest");
+          }};
+}
+
+}  // namespace lowcomm::builtin

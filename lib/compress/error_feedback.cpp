@@ -1,0 +1,75 @@
+#include "lowcomm/compress/error_feedback.hpp"
+
+#include <fmt/format.h>
+
+#include "lowcomm/error.hpp"
+
+namespace lowcomm {
+
+ErrorFeedback::ErrorFeedback(std::unique_ptr<Compressor> inner) : inner_(std::move(inner)) {
+  if (!inner_) throw Error("ErrorFeedback needs a compressor to wrap");
+}
+
+Message ErrorFeedback::encode(const UnitContext& unit, std::span<const float> gradient) {
+  UnitState& state = units_[unit.unit_id];
+  if (state.residual.empty()) state.residual.assign(gradient.size(), 0.0f);
+  if (state.residual.size() != gradient.size()) {
+    throw Error(fmt::format("error feedback: unit '{}' changed size from {} to {} elements",
+                            unit.name, state.residual.size(), gradient.size()));
+  }
+  state.corrected.resize(gradient.size());
+  for (std::size_t i = 0; i < gradient.size(); ++i) state.corrected[i] = gradient[i] + state.residual[i];
+  return inner_->encode(unit, state.corrected);
+}
+
+std::optional<Message> ErrorFeedback::decode(const UnitContext& unit, int round,
+                                             const Received& received, std::span<float> aggregate) {
+  std::optional<Message> next = inner_->decode(unit, round, received, aggregate);
+  if (!next) {
+    UnitState& state = units_.at(unit.unit_id);
+    // residual ← corrected − transmitted, computed in the residual's own storage.
+    inner_->transmitted(unit, state.corrected, state.residual);
+    for (std::size_t i = 0; i < state.residual.size(); ++i) {
+      state.residual[i] = state.corrected[i] - state.residual[i];
+    }
+  }
+  return next;
+}
+
+void ErrorFeedback::transmitted(const UnitContext& unit, std::span<const float> input,
+                                std::span<float> out) const {
+  inner_->transmitted(unit, input, out);
+}
+
+std::optional<std::uint64_t> ErrorFeedback::wire_bytes(const UnitContext& unit, int round) const {
+  return inner_->wire_bytes(unit, round);
+}
+
+std::span<const float> ErrorFeedback::residual(std::uint32_t unit_id) const {
+  const auto it = units_.find(unit_id);
+  return it == units_.end() ? std::span<const float>() : std::span<const float>(it->second.residual);
+}
+
+void ErrorFeedback::save_state(StateDict& state, std::string_view prefix) const {
+  for (const auto& [id, unit] : units_) state.put(fmt::format("{}residual/{}", prefix, id), unit.residual);
+  inner_->save_state(state, fmt::format("{}inner/", prefix));
+}
+
+void ErrorFeedback::load_state(const StateDict& state, std::string_view prefix) {
+  units_.clear();
+  const std::string residual_prefix = fmt::format("{}residual/", prefix);
+  for (const std::string& key : state.keys()) {
+    if (!key.starts_with(residual_prefix)) continue;
+    const std::string id_text = key.substr(residual_prefix.size());
+    std::uint32_t id = 0;
+    try {
+      id = static_cast<std::uint32_t>(std::stoul(id_text));
+    } catch (const std::exception&) {
+      throw Error(fmt::format("error feedback state: '{}' does not name a unit id", key));
+    }
+    units_[id].residual = state.floats(key);
+  }
+  inner_->load_state(state, fmt::format("{}inner/", prefix));
+}
+
+}  // namespace lowcomm

@@ -1,0 +1,52 @@
+#pragma once
+// Runs a compressor for W simulated ranks inside one process: every rank's encode, the exchange
+// done by hand (summing values in rank order, concatenating payloads), every rank's decode. It is
+// "the same computation done on one rank with all ranks' data" that the MPI tests compare the
+// real, fused, MPI-driven exchange against.
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "lowcomm/compress/compressor.hpp"
+#include "lowcomm/error.hpp"
+
+namespace lowcomm::test {
+
+// compressors[w] is rank w's instance; inputs[w] its gradient of the unit. Returns every rank's
+// aggregate.
+inline std::vector<std::vector<float>> loopback_unit(std::span<const std::unique_ptr<Compressor>> compressors,
+                                                      UnitContext unit,
+                                                      const std::vector<std::vector<float>>& inputs) {
+  const int world = static_cast<int>(compressors.size());
+  unit.world_size = world;
+  std::vector<std::optional<Message>> messages(compressors.size());
+  for (int w = 0; w < world; ++w) {
+    unit.rank = w;
+    messages[w] = compressors[w]->encode(unit, inputs[w]);
+  }
+  std::vector<std::vector<float>> aggregates(compressors.size(), std::vector<float>(static_cast<std::size_t>(unit.numel())));
+  for (int round = 0; messages[0]; ++round) {
+    Received received;
+    std::vector<float> sum;
+    if (messages[0]->exchange == Exchange::SumFloat32) {
+      sum.assign(messages[0]->values.size(), 0.0f);
+      for (int w = 0; w < world; ++w) {
+        if (messages[w]->values.size() != sum.size()) throw Error("loopback: ranks sent sums of different sizes");
+        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += messages[w]->values[i];
+      }
+      received.sum = sum;
+    } else {
+      for (int w = 0; w < world; ++w) received.gathered.emplace_back(messages[w]->bytes);
+    }
+    std::vector<std::optional<Message>> next(compressors.size());
+    for (int w = 0; w < world; ++w) {
+      unit.rank = w;
+      next[w] = compressors[w]->decode(unit, round, received, aggregates[w]);
+    }
+    messages = std::move(next);
+  }
+  return aggregates;
+}
+
+}  // namespace lowcomm::test

@@ -1,0 +1,306 @@
+#include "lowcomm/kernels/dct.hpp"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numbers>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lowcomm/error.hpp"
+
+namespace lowcomm::kernels {
+namespace {
+
+template <typename F>
+void expect_error(F&& call, const std::string& part1, const std::string& part2 = "") {
+  try {
+    call();
+    ADD_FAILURE() << "expected lowcomm::Error mentioning '" << part1 << "'";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(part1), std::string::npos) << message;
+    EXPECT_NE(message.find(part2), std::string::npos) << message;
+  }
+}
+
+std::vector<float> random_values(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = uniform(rng);
+  return v;
+}
+
+// Where element (row r, col c) of block `block` lives in the row-major tensor, written out
+// from the numbering rule (batch, block row, block col) rather than copied from the kernel.
+std::size_t tensor_offset(const BlockLayout& l, std::int64_t block, std::int64_t r,
+                          std::int64_t c) {
+  const std::int64_t block_cols_per_row = l.cols / l.block_cols;
+  const std::int64_t blocks_per_matrix = (l.rows / l.block_rows) * block_cols_per_row;
+  const std::int64_t batch = block / blocks_per_matrix;
+  const std::int64_t block_row = (block % blocks_per_matrix) / block_cols_per_row;
+  const std::int64_t block_col = block % block_cols_per_row;
+  const std::int64_t row = block_row * l.block_rows + r;
+  const std::int64_t col = block_col * l.block_cols + c;
+  return static_cast<std::size_t>((batch * l.rows + row) * l.cols + col);
+}
+
+// Q = C_h · X · C_wᵀ per block, in double, straight from the definition.
+std::vector<double> encode_in_double(const BlockLayout& l, const std::vector<float>& x) {
+  const std::int64_t h = l.block_rows;
+  const std::int64_t w = l.block_cols;
+  const std::vector<float> ch = dct_basis(h);
+  const std::vector<float> cw = dct_basis(w);
+  std::vector<double> q(x.size());
+  for (std::int64_t b = 0; b < l.blocks(); ++b) {
+    for (std::int64_t i = 0; i < h; ++i) {
+      for (std::int64_t j = 0; j < w; ++j) {
+        double sum = 0.0;
+        for (std::int64_t r = 0; r < h; ++r) {
+          for (std::int64_t c = 0; c < w; ++c) {
+            sum += double{ch[i * h + r]} * x[tensor_offset(l, b, r, c)] * cw[j * w + c];
+          }
+        }
+        q[b * h * w + i * w + j] = sum;
+      }
+    }
+  }
+  return q;
+}
+
+// Frobenius norm of each block of a coefficient-ordered (block-contiguous) buffer.
+std::vector<double> block_norms(const BlockLayout& l, const std::vector<float>& blockwise) {
+  std::vector<double> norms(static_cast<std::size_t>(l.blocks()));
+  for (std::int64_t b = 0; b < l.blocks(); ++b) {
+    double sum = 0.0;
+    for (std::int64_t e = 0; e < l.block_size(); ++e) {
+      const double v = blockwise[b * l.block_size() + e];
+      sum += v * v;
+    }
+    norms[b] = std::sqrt(sum);
+  }
+  return norms;
+}
+
+// Each backend's float result is within (h+w)·eps·‖X_block‖ of the exact one (two passes of
+// sums over w and h terms whose absolute values add up to at most ‖X_block‖ since the basis
+// rows are unit vectors), so two backends differ by at most twice that; +2 covers the rounding
+// of the basis itself.
+double tolerance(const BlockLayout& l, double block_norm) {
+  const double eps = std::numeric_limits<float>::epsilon();
+  return 2.0 * static_cast<double>(l.block_rows + l.block_cols + 2) * eps * block_norm;
+}
+
+TEST(DctBasis, MatchesTheFormulaAndTheCheckValue) {
+  const std::vector<float> c4 = dct_basis(4);
+  ASSERT_EQ(c4.size(), 16u);
+  // Reading 1: row 0 of C is the constant 1/sqrt(4).
+  for (int n = 0; n < 4; ++n) EXPECT_FLOAT_EQ(c4[n], 0.5f);
+  // Reading 2 (REFERENCE.md's check value): the first column of C.
+  const float published[] = {0.5f, 0.6533f, 0.5f, 0.2706f};
+  const double exact[] = {0.5, std::cos(std::numbers::pi / 8) / std::sqrt(2.0), 0.5,
+                          std::cos(3 * std::numbers::pi / 8) / std::sqrt(2.0)};
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_NEAR(c4[k * 4], published[k], 1e-4) << k;
+    EXPECT_NEAR(c4[k * 4], exact[k], 1e-7) << k;
+  }
+  EXPECT_EQ(dct_basis(1), std::vector<float>{1.0f});
+  expect_error([] { dct_basis(0); }, "dct_basis", "length 0");
+  expect_error([] { dct_basis(std::int64_t{1} << 40); }, "dct_basis", "int64");
+}
+
+TEST(DctBasis, IsOrthonormal) {
+  for (std::int64_t c : {1, 2, 3, 4, 7, 13, 29, 48, 64, 100}) {
+    const std::vector<float> basis = dct_basis(c);
+    for (std::int64_t a = 0; a < c; ++a) {
+      for (std::int64_t b = 0; b < c; ++b) {
+        double dot = 0.0;
+        for (std::int64_t n = 0; n < c; ++n) dot += double{basis[a * c + n]} * basis[b * c + n];
+        ASSERT_NEAR(dot, a == b ? 1.0 : 0.0, 1e-6) << "c=" << c << " rows " << a << "," << b;
+      }
+    }
+  }
+}
+
+TEST(DctEncode, IdentityCheckValueBothReadings) {
+  std::vector<float> identity(16, 0.0f);
+  for (int i = 0; i < 4; ++i) identity[i * 5] = 1.0f;
+  const float expected_row0[] = {0.5f, 0.6533f, 0.5f, 0.2706f};
+  for (Backend backend : {Backend::Reference, Backend::Cpu}) {
+    // Each row on its own (1x4 blocks): Q = x · Cᵀ, so row 0 is the first column of C.
+    std::vector<float> rows(16);
+    dct_encode_blocks(backend, BlockLayout{1, 4, 4, 1, 4}, identity, rows);
+    for (int j = 0; j < 4; ++j) EXPECT_NEAR(rows[j], expected_row0[j], 1e-4);
+    // The same for a 1-D tensor e0 (Q = C · x).
+    std::vector<float> e0 = {1, 0, 0, 0};
+    std::vector<float> q(4);
+    dct_encode_blocks(backend, block_layout(std::vector<std::int64_t>{4}, 64), e0, q);
+    for (int j = 0; j < 4; ++j) EXPECT_NEAR(q[j], expected_row0[j], 1e-4);
+    // As one 4x4 block: C · I · Cᵀ = I.
+    std::vector<float> block(16);
+    dct_encode_blocks(backend, BlockLayout{1, 4, 4, 4, 4}, identity, block);
+    for (int e = 0; e < 16; ++e) EXPECT_NEAR(block[e], identity[e], 1e-6) << e;
+  }
+}
+
+struct Case {
+  std::vector<std::int64_t> shape;
+  std::int64_t chunk;
+};
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all = {
+      {{7, 13}, 64},   {{7, 13}, 5},        {{50257}, 64},        {{1}, 64},
+      {{}, 64},        {{96, 30}, 64},      {{96, 30}, 8},        {{3, 4, 8}, 64},
+      {{3, 4, 8}, 2},  {{2, 3, 96, 30}, 16}, {{128, 192}, 64},    {{1000}, 64},
+      {{64, 64}, 1},   {{17, 1}, 64},       {{1, 1000}, 1000},    {{5, 128, 64}, 32},
+  };
+  return all;
+}
+
+TEST(DctEncode, ReferenceMatchesTheDefinitionInDouble) {
+  std::uint64_t seed = 1;
+  for (const Case& c : cases()) {
+    const BlockLayout l = block_layout(c.shape, c.chunk);
+    const std::vector<float> x = random_values(static_cast<std::size_t>(l.size()), seed++);
+    std::vector<float> q(x.size());
+    dct_encode_blocks(Backend::Reference, l, x, q);
+    const std::vector<double> exact = encode_in_double(l, x);
+    const std::vector<double> norms = block_norms(l, q);
+    for (std::size_t e = 0; e < q.size(); ++e) {
+      const auto block = static_cast<std::size_t>(e / static_cast<std::size_t>(l.block_size()));
+      ASSERT_NEAR(q[e], exact[e], tolerance(l, norms[block]) / 2) << "element " << e;
+    }
+  }
+}
+
+TEST(DctEncode, CpuMatchesReferenceAtEveryThreadCount) {
+  std::uint64_t seed = 100;
+  for (int threads : {1, 2, 3}) {
+    omp_set_num_threads(threads);
+    for (const Case& c : cases()) {
+      const BlockLayout l = block_layout(c.shape, c.chunk);
+      const std::vector<float> x = random_values(static_cast<std::size_t>(l.size()), seed++);
+      std::vector<float> expected(x.size());
+      std::vector<float> actual(x.size(), std::numeric_limits<float>::quiet_NaN());
+      dct_encode_blocks(Backend::Reference, l, x, expected);
+      dct_encode_blocks(Backend::Cpu, l, x, actual);
+      const std::vector<double> norms = block_norms(l, expected);
+      for (std::size_t e = 0; e < x.size(); ++e) {
+        const auto block = e / static_cast<std::size_t>(l.block_size());
+        ASSERT_NEAR(actual[e], expected[e], tolerance(l, norms[block]))
+            << "threads " << threads << " element " << e << " chunk " << c.chunk;
+      }
+    }
+  }
+  omp_set_num_threads(omp_get_num_procs());
+}
+
+TEST(DctDecode, CpuMatchesReferenceAtEveryThreadCount) {
+  std::uint64_t seed = 200;
+  for (int threads : {1, 2, 3}) {
+    omp_set_num_threads(threads);
+    for (const Case& c : cases()) {
+      const BlockLayout l = block_layout(c.shape, c.chunk);
+      const std::vector<float> q = random_values(static_cast<std::size_t>(l.size()), seed++);
+      std::vector<float> expected(q.size());
+      std::vector<float> actual(q.size(), std::numeric_limits<float>::quiet_NaN());
+      dct_decode_blocks(Backend::Reference, l, q, expected);
+      dct_decode_blocks(Backend::Cpu, l, q, actual);
+      const std::vector<double> norms = block_norms(l, q);
+      for (std::int64_t b = 0; b < l.blocks(); ++b) {
+        for (std::int64_t r = 0; r < l.block_rows; ++r) {
+          for (std::int64_t col = 0; col < l.block_cols; ++col) {
+            const std::size_t e = tensor_offset(l, b, r, col);
+            ASSERT_NEAR(actual[e], expected[e], tolerance(l, norms[b]))
+                << "threads " << threads << " block " << b;
+          }
+        }
+      }
+    }
+  }
+  omp_set_num_threads(omp_get_num_procs());
+}
+
+TEST(DctDecode, InvertsEncode) {
+  std::uint64_t seed = 300;
+  for (Backend backend : {Backend::Reference, Backend::Cpu}) {
+    for (const Case& c : cases()) {
+      const BlockLayout l = block_layout(c.shape, c.chunk);
+      const std::vector<float> x = random_values(static_cast<std::size_t>(l.size()), seed++);
+      std::vector<float> q(x.size());
+      std::vector<float> back(x.size());
+      dct_encode_blocks(backend, l, x, q);
+      dct_decode_blocks(backend, l, q, back);
+      for (std::size_t e = 0; e < x.size(); ++e) {
+        ASSERT_NEAR(back[e], x[e], 1e-5) << to_string(backend) << " element " << e;
+      }
+    }
+  }
+}
+
+TEST(DctEncode, CachedBasesAreSafeAcrossThreads) {
+  // Several callers at once, each needing bases of lengths no one has asked for yet.
+  const std::vector<Case> fresh = {{{71, 67}, 100}, {{83, 89}, 100}, {{97}, 100}, {{59, 61}, 100}};
+  std::vector<std::vector<float>> results(fresh.size());
+  std::vector<std::thread> callers;
+  for (std::size_t t = 0; t < fresh.size(); ++t) {
+    callers.emplace_back([&, t] {
+      const BlockLayout l = block_layout(fresh[t].shape, fresh[t].chunk);
+      const std::vector<float> x = random_values(static_cast<std::size_t>(l.size()), 400 + t);
+      results[t].resize(x.size());
+      dct_encode_blocks(Backend::Cpu, l, x, results[t]);
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  for (std::size_t t = 0; t < fresh.size(); ++t) {
+    const BlockLayout l = block_layout(fresh[t].shape, fresh[t].chunk);
+    const std::vector<float> x = random_values(static_cast<std::size_t>(l.size()), 400 + t);
+    std::vector<float> expected(x.size());
+    dct_encode_blocks(Backend::Reference, l, x, expected);
+    const std::vector<double> norms = block_norms(l, expected);
+    for (std::size_t e = 0; e < x.size(); ++e) {
+      ASSERT_NEAR(results[t][e], expected[e], tolerance(l, norms[0])) << t;
+    }
+  }
+}
+
+TEST(DctErrors, NameTheKernelAndTheProblem) {
+  const BlockLayout l{1, 4, 6, 2, 3};
+  std::vector<float> x(24, 1.0f);
+  std::vector<float> q(24);
+  std::vector<float> short_span(23);
+  for (Backend backend : {Backend::Reference, Backend::Cpu}) {
+    expect_error([&] { dct_encode_blocks(backend, l, short_span, q); }, "dct_encode_blocks",
+                 "24 elements");
+    expect_error([&] { dct_encode_blocks(backend, l, x, short_span); }, "dct_encode_blocks",
+                 "23");
+    expect_error([&] { dct_decode_blocks(backend, l, short_span, x); }, "dct_decode_blocks",
+                 "24 elements");
+    expect_error([&] { dct_decode_blocks(backend, l, q, short_span); }, "dct_decode_blocks",
+                 "23");
+    expect_error([&] { dct_encode_blocks(backend, BlockLayout{1, 4, 6, 3, 3}, x, q); },
+                 "dct_encode_blocks", "does not divide");
+    expect_error([&] { dct_decode_blocks(backend, BlockLayout{1, 4, 6, 0, 3}, q, x); },
+                 "dct_decode_blocks", "< 1");
+    std::vector<float> both(36);
+    expect_error(
+        [&] {
+          dct_encode_blocks(backend, l, std::span<const float>(both).first(24),
+                            std::span(both).last(24));
+        },
+        "dct_encode_blocks", "overlap");
+    expect_error([&] { dct_decode_blocks(backend, l, x, x); }, "dct_decode_blocks", "overlap");
+  }
+  expect_error([&] { dct_encode_blocks(Backend::Cuda, l, x, q); }, "dct_encode_blocks", "cuda");
+  expect_error([&] { dct_decode_blocks(Backend::Cuda, l, q, x); }, "dct_decode_blocks", "cuda");
+}
+
+}  // namespace
+}  // namespace lowcomm::kernels

@@ -1,0 +1,144 @@
+// GEMM: a product by hand, Cpu against Reference for every transposition on awkward shapes within
+// the tolerance linalg.hpp states, the BLAS conventions for beta = 0 and k = 0, and the errors.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "lowcomm/error.hpp"
+#include "lowcomm/kernels/linalg.hpp"
+
+namespace lowcomm::kernels {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+constexpr Backend kBackends[] = {Backend::Reference, Backend::Cpu};
+
+std::vector<float> uniform(std::int64_t count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> pick(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<std::size_t>(count));
+  for (auto& x : v) x = pick(rng);
+  return v;
+}
+
+TEST(Gemm, MultipliesByHand) {
+  // A = [1 2 3; 4 5 6], B = [1 0; 0 1; 1 1]: A·B = [4 5; 10 11]; C ← 2·A·B + 1·C.
+  const std::vector<float> a = {1, 2, 3, 4, 5, 6};
+  const std::vector<float> b = {1, 0, 0, 1, 1, 1};
+  const std::vector<float> a_t = {1, 4, 2, 5, 3, 6};
+  const std::vector<float> b_t = {1, 0, 1, 0, 1, 1};
+  const std::vector<float> want = {9, 11, 21, 23};
+  for (Backend backend : kBackends) {
+    for (int t = 0; t < 4; ++t) {
+      const bool ta = (t & 1) != 0;
+      const bool tb = (t & 2) != 0;
+      std::vector<float> c = {1, 1, 1, 1};
+      gemm(backend, ta, tb, 2, 2, 3, 2.0f, ta ? a_t : a, tb ? b_t : b, 1.0f, c);
+      EXPECT_EQ(c, want) << to_string(backend) << " transposes " << ta << tb;
+    }
+  }
+}
+
+TEST(Gemm, CpuMatchesReferenceWithinTheStatedTolerance) {
+  const std::int64_t shapes[][3] = {{0, 0, 0},  {1, 1, 1},    {0, 3, 5},     {3, 0, 5},
+                                    {3, 5, 0},  {7, 13, 17},  {64, 1, 300},  {131, 67, 257},
+                                    {1, 257, 513}, {200, 4, 768}};
+  const float coefficients[][2] = {{1.0f, 0.0f}, {0.5f, -2.0f}, {-1.0f, 1.0f}};
+  unsigned seed = 1;
+  for (const auto& shape : shapes) {
+    const std::int64_t m = shape[0];
+    const std::int64_t n = shape[1];
+    const std::int64_t k = shape[2];
+    const auto a = uniform(m * k, ++seed);
+    const auto b = uniform(k * n, ++seed);
+    const auto c0 = uniform(m * n, ++seed);
+    for (int t = 0; t < 4; ++t) {
+      const bool ta = (t & 1) != 0;
+      const bool tb = (t & 2) != 0;
+      // The same numbers are read as op(A) whether or not they are stored transposed.
+      auto op_a = [&](std::int64_t i, std::int64_t p) { return ta ? a[p * m + i] : a[i * k + p]; };
+      auto op_b = [&](std::int64_t p, std::int64_t j) { return tb ? b[j * k + p] : b[p * n + j]; };
+      for (const auto& [alpha, beta] : coefficients) {
+        auto reference = c0;
+        auto cpu = c0;
+        gemm(Backend::Reference, ta, tb, m, n, k, alpha, a, b, beta, reference);
+        gemm(Backend::Cpu, ta, tb, m, n, k, alpha, a, b, beta, cpu);
+        const std::string where = std::to_string(m) + "×" + std::to_string(n) + "×" +
+                                  std::to_string(k) + " t" + std::to_string(t) +
+                                  " alpha " + std::to_string(alpha);
+        for (std::int64_t i = 0; i < m; ++i) {
+          for (std::int64_t j = 0; j < n; ++j) {
+            double magnitude = 0;
+            double exact = 0;
+            for (std::int64_t p = 0; p < k; ++p) {
+              magnitude += std::fabs(double{op_a(i, p)} * op_b(p, j));
+              exact += double{op_a(i, p)} * op_b(p, j);
+            }
+            const double c = c0[i * n + j];
+            magnitude = std::fabs(alpha) * magnitude + std::fabs(beta * c);
+            exact = alpha * exact + beta * c;
+            const double tolerance = 1e-5 * std::sqrt(double(k)) * magnitude + 1e-30;
+            ASSERT_NEAR(cpu[i * n + j], reference[i * n + j], tolerance) << where;
+            ASSERT_NEAR(reference[i * n + j], exact, tolerance) << where;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Gemm, BetaZeroOverwritesWithoutReadingAndEmptyInnerDimensionScales) {
+  const std::vector<float> a = {1, 2};
+  const std::vector<float> b = {3, 4};
+  const std::vector<float> none;
+  for (Backend backend : kBackends) {
+    std::vector<float> c = {std::numeric_limits<float>::quiet_NaN()};
+    gemm(backend, false, false, 1, 1, 2, 1.0f, a, b, 0.0f, c);
+    EXPECT_EQ(c[0], 11.0f) << to_string(backend);
+
+    std::vector<float> scaled = {1.0f, -2.0f, 3.0f};
+    gemm(backend, false, true, 3, 1, 0, 5.0f, none, none, 2.0f, scaled);
+    EXPECT_EQ(scaled, (std::vector<float>{2.0f, -4.0f, 6.0f})) << to_string(backend);
+    gemm(backend, true, false, 3, 1, 0, 5.0f, none, none, 0.0f, scaled);
+    EXPECT_EQ(scaled, (std::vector<float>{0.0f, 0.0f, 0.0f})) << to_string(backend);
+  }
+}
+
+TEST(Gemm, RejectsBadArguments) {
+  const std::vector<float> a(6);
+  const std::vector<float> b(12);
+  std::vector<float> c(8);
+  for (Backend backend : kBackends) {
+    EXPECT_NO_THROW(gemm(backend, false, false, 2, 4, 3, 1, a, b, 0, c));
+    EXPECT_NO_THROW(gemm(backend, true, true, 2, 4, 3, 1, a, b, 0, c));
+    EXPECT_THAT([&] { gemm(backend, false, false, -2, 4, 3, 1, a, b, 0, c); },
+                ThrowsMessage<Error>(HasSubstr("dimensions must be ≥ 0")));
+    EXPECT_THAT([&] { gemm(backend, false, false, 2, 4, 4, 1, a, b, 0, c); },
+                ThrowsMessage<Error>(HasSubstr("A (m × k) holds 6 floats, 2 × 4 needs 8")));
+    EXPECT_THAT([&] { gemm(backend, true, false, 3, 4, 3, 1, a, b, 0, c); },
+                ThrowsMessage<Error>(HasSubstr("A (stored k × m) holds 6 floats, 3 × 3")));
+    EXPECT_THAT([&] { gemm(backend, false, true, 2, 5, 3, 1, a, b, 0, c); },
+                ThrowsMessage<Error>(HasSubstr("B (stored n × k) holds 12 floats, 5 × 3")));
+    EXPECT_THAT([&] { gemm(backend, false, false, 2, 3, 3, 1, a, b, 0, c); },
+                ThrowsMessage<Error>(HasSubstr("B (k × n) holds 12 floats, 3 × 3")));
+    std::vector<float> short_c(7);
+    EXPECT_THAT([&] { gemm(backend, false, false, 2, 4, 3, 1, a, b, 0, short_c); },
+                ThrowsMessage<Error>(HasSubstr("C (m × n) holds 7 floats")));
+    const std::int64_t huge = std::int64_t{1} << 40;
+    EXPECT_THAT([&] { gemm(backend, false, false, huge, huge, huge, 1, a, b, 0, c); },
+                ThrowsMessage<Error>(HasSubstr("overflows")));
+  }
+  EXPECT_THAT([&] { gemm(Backend::Cuda, false, false, 2, 4, 3, 1, a, b, 0, c); },
+              ThrowsMessage<Error>(HasSubstr("gemm has no cuda implementation")));
+}
+
+}  // namespace
+}  // namespace lowcomm::kernels
