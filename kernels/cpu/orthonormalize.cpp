@@ -22,6 +22,7 @@ namespace {
 // Rows per partial sum: long enough to amortise a thread's start, short enough that a P of a few
 // thousand rows still spreads over the cores.
 constexpr std::int64_t kBlockRows = 256;
+constexpr std::int64_t kParallelMin = std::int64_t{1} << 16;
 
 void check_arguments(std::span<float> matrix, std::int64_t rows, std::int64_t cols,
                      float epsilon) {
@@ -76,7 +77,8 @@ void orthonormalize_cpu(std::span<float> matrix, std::int64_t rows, std::int64_t
       sum[j] = total;
     }
   };
-  const bool parallel = blocks > 1;
+  // Each column costs two parallel regions; below this many elements their start-up dominates.
+  const bool parallel = rows * cols >= kParallelMin;
 
 #pragma omp parallel for schedule(static) if (parallel)
   for (std::int64_t block = 0; block < blocks; ++block) {

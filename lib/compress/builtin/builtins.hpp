@@ -8,5 +8,7 @@ CompressorInfo none_compressor();
 CompressorInfo randomk_compressor();
 CompressorInfo topk_compressor();
 CompressorInfo quantize_compressor();
+CompressorInfo powersgd_compressor();
+CompressorInfo dct_topk_compressor();
 
 }  // namespace lowcomm::builtin

@@ -7,6 +7,8 @@ void register_builtin_compressors(CompressorRegistry& registry) {
   registry.add(builtin::randomk_compressor());
   registry.add(builtin::topk_compressor());
   registry.add(builtin::quantize_compressor());
+  registry.add(builtin::powersgd_compressor());
+  registry.add(builtin::dct_topk_compressor());
 }
 
 }  // namespace lowcomm

@@ -1,0 +1,174 @@
+// `dct_topk`: DeMo's transport (REFERENCE.md §1). Each tensor is cut into blocks (largest divisor
+// of each dimension ≤ chunk), every block goes through an orthonormal DCT-II, and the k
+// coefficients of largest magnitude per block travel with their in-block index. The aggregate is
+// the inverse DCT of the scatter-mean of every rank's coefficients: a slot holds the mean over
+// the ranks that selected it (not the sum over W). Wire formats:
+//   reference     int64 indices, fp32 values (what the DeMo paper's MB/step counts)
+//   compact       the smallest unsigned index type that holds h·w, fp32 values (Psyche)
+//   compact_1bit  compact indices and one sign bit per value (received set → −1, clear → +1);
+//                 `transmitted` keeps the unquantised values, as Psyche's sender does.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "builtins.hpp"
+#include "lowcomm/error.hpp"
+#include "lowcomm/kernels/blocks.hpp"
+#include "lowcomm/kernels/dct.hpp"
+#include "lowcomm/kernels/float16.hpp"
+#include "lowcomm/kernels/pack.hpp"
+#include "lowcomm/kernels/scatter.hpp"
+#include "lowcomm/kernels/topk.hpp"
+
+namespace lowcomm::builtin {
+
+namespace {
+
+using kernels::Backend;
+using kernels::BlockLayout;
+using kernels::IndexWidth;
+
+enum class WireFormat { Reference, Compact, CompactOneBit };
+
+class DctTopK final : public Compressor {
+ public:
+  DctTopK(std::int64_t k, std::int64_t chunk, WireFormat format) : k_(k), chunk_(chunk), format_(format) {}
+
+  Aggregation aggregation() const override { return Aggregation::Gathered; }
+  bool supports(Granularity granularity) const override { return granularity == Granularity::PerTensor; }
+
+  Message encode(const UnitContext& unit, std::span<const float> gradient) override {
+    const Plan plan = plan_of(unit);
+    std::vector<float> coefficients(gradient.size());
+    kernels::dct_encode_blocks(Backend::Cpu, plan.layout, gradient, coefficients);
+    Selection& selection = selections_[unit.unit_id];
+    selection.indices.resize(plan.selected());
+    selection.values.resize(plan.selected());
+    kernels::topk_per_block(Backend::Cpu, coefficients, plan.layout.block_size(), plan.k, selection.indices,
+                            selection.values);
+    std::vector<std::byte> payload(plan.payload_bytes());
+    const auto [index_part, value_part] = split(std::span(payload), plan);
+    kernels::pack_indices(Backend::Cpu, selection.indices, plan.index_width, index_part);
+    if (format_ == WireFormat::CompactOneBit) {
+      kernels::pack_signs(Backend::Cpu, selection.values, value_part);
+    } else {
+      kernels::encode_values(selection.values, kernels::ValueType::F32, value_part);
+    }
+    return Message::gather(std::move(payload));
+  }
+
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received,
+                                std::span<float> aggregate) override {
+    const Plan plan = plan_of(unit);
+    const std::size_t per_rank = plan.selected();
+    std::vector<std::int64_t> flat(per_rank * received.gathered.size());
+    std::vector<float> values(flat.size());
+    for (std::size_t w = 0; w < received.gathered.size(); ++w) {
+      const std::span<const std::byte> payload = received.gathered[w];
+      if (payload.size() != plan.payload_bytes()) {
+        throw Error(fmt::format("dct_topk: rank {} sent {} bytes for '{}', expected {}", w, payload.size(),
+                                unit.name, plan.payload_bytes()));
+      }
+      const auto [index_part, value_part] = split(payload, plan);
+      const std::span<std::int64_t> indices = std::span(flat).subspan(w * per_rank, per_rank);
+      const std::span<float> rank_values = std::span(values).subspan(w * per_rank, per_rank);
+      kernels::unpack_indices(Backend::Cpu, index_part, plan.index_width,
+                              static_cast<std::uint64_t>(plan.layout.block_size()), indices);
+      if (format_ == WireFormat::CompactOneBit) {
+        kernels::unpack_signs(Backend::Cpu, value_part, rank_values);
+      } else {
+        kernels::decode_values(value_part, kernels::ValueType::F32, rank_values);
+      }
+      to_flat(indices, plan);
+    }
+    std::vector<float> coefficients(aggregate.size());
+    kernels::scatter_mean(Backend::Cpu, flat, values, coefficients);
+    kernels::dct_decode_blocks(Backend::Cpu, plan.layout, coefficients, aggregate);
+    return std::nullopt;
+  }
+
+  // IDCT(scatter(own indices, own unquantised values)): what DeMo removes from its momentum.
+  void transmitted(const UnitContext& unit, std::span<const float>, std::span<float> out) const override {
+    const Plan plan = plan_of(unit);
+    const Selection& selection = selections_.at(unit.unit_id);
+    std::vector<std::int64_t> flat = selection.indices;
+    to_flat(flat, plan);
+    std::vector<float> coefficients(out.size(), 0.0f);
+    kernels::scatter_add(Backend::Cpu, flat, selection.values, coefficients);
+    kernels::dct_decode_blocks(Backend::Cpu, plan.layout, coefficients, out);
+  }
+
+  std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
+    return plan_of(unit).payload_bytes();
+  }
+
+ private:
+  struct Plan {
+    BlockLayout layout;
+    std::int64_t k;  // per block: clamp(k, 1, h·w)
+    IndexWidth index_width;
+    bool one_bit;
+    std::size_t selected() const { return static_cast<std::size_t>(layout.blocks() * k); }
+    std::size_t index_bytes() const { return kernels::packed_index_bytes(selected(), index_width); }
+    std::size_t value_bytes() const {
+      return one_bit ? kernels::packed_sign_bytes(selected()) : selected() * sizeof(float);
+    }
+    std::size_t payload_bytes() const { return index_bytes() + value_bytes(); }
+  };
+  struct Selection {
+    std::vector<std::int64_t> indices;  // within their block
+    std::vector<float> values;          // unquantised
+  };
+
+  Plan plan_of(const UnitContext& unit) const {
+    const BlockLayout layout = kernels::block_layout(unit.shape, chunk_);
+    const std::int64_t k = std::clamp<std::int64_t>(k_, 1, layout.block_size());
+    const IndexWidth width = format_ == WireFormat::Reference
+                                 ? IndexWidth::I64
+                                 : kernels::smallest_index_width(static_cast<std::uint64_t>(layout.block_size()));
+    return {layout, k, width, format_ == WireFormat::CompactOneBit};
+  }
+
+  template <class Byte>
+  static std::pair<std::span<Byte>, std::span<Byte>> split(std::span<Byte> payload, const Plan& plan) {
+    return {payload.first(plan.index_bytes()), payload.subspan(plan.index_bytes())};
+  }
+
+  // Entry j of a payload belongs to block j / k: in-block index → index into the coefficients.
+  static void to_flat(std::span<std::int64_t> indices, const Plan& plan) {
+    for (std::size_t j = 0; j < indices.size(); ++j) {
+      indices[j] += static_cast<std::int64_t>(j) / plan.k * plan.layout.block_size();
+    }
+  }
+
+  std::int64_t k_;
+  std::int64_t chunk_;
+  WireFormat format_;
+  std::map<std::uint32_t, Selection> selections_;  // this step's, per unit
+};
+
+}  // namespace
+
+CompressorInfo dct_topk_compressor() {
+  return {.name = "dct_topk",
+          .description = "DeMo's transport: top-k per DCT block, gathered, scatter-mean, inverse DCT",
+          .parameters = {{.path = "topk", .type = ValueType::Integer, .default_value = std::int64_t{32},
+                          .description = "coefficients kept per block (DeMo's compression_topk)", .min = 1.0},
+                         {.path = "chunk", .type = ValueType::Integer, .default_value = std::int64_t{64},
+                          .description = "largest block side (DeMo's compression_chunk)", .min = 1.0},
+                         {.path = "wire", .type = ValueType::String, .default_value = "reference",
+                          .description = "reference: int64 indices + fp32; compact: smallest index type; "
+                                         "compact_1bit: and one sign bit per value",
+                          .choices = {"reference", "compact", "compact_1bit"}}},
+          .error_feedback_by_default = false,
+          .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
+            const std::string& wire = p.get_string("wire");
+            const WireFormat format = wire == "compact"        ? WireFormat::Compact
+                                      : wire == "compact_1bit" ? WireFormat::CompactOneBit
+                                                               : WireFormat::Reference;
+            return std::make_unique<DctTopK>(p.get_int("topk"), p.get_int("chunk"), format);
+          }};
+}
+
+}  // namespace lowcomm::builtin

@@ -1,0 +1,166 @@
+// `powersgd`: rank-r approximation by one step of power iteration with warm start, as in the
+// paper's reference code (REFERENCE.md §3, the variant that produced the published numbers):
+//   M = input as n × m (first dimension × the rest), r' = min(n, m, r)
+//   round 0: P = M Q, all-reduce SUM            (Q: m × r', shared random start, then reused)
+//   round 1: P̂ = GramSchmidt(P), Q = Mᵀ P̂, all-reduce SUM, Q /= W
+//   result:  P̂ Qᵀ  (the aggregate; the paper's error feedback is taken against it)
+// Tensors with fewer than two dimensions go dense (one round, the mean). Error feedback is on by
+// default, as in the paper. Needs each tensor's shape: per-tensor granularity only.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <numbers>
+
+#include "builtins.hpp"
+#include "lowcomm/error.hpp"
+#include "lowcomm/kernels/linalg.hpp"
+#include "shared_random.hpp"
+
+namespace lowcomm::builtin {
+
+namespace {
+
+using kernels::Backend;
+
+struct Shape {
+  std::int64_t n = 0, m = 0, r = 0;  // r: the effective rank r'
+  bool dense() const { return r == 0; }
+};
+
+class PowerSgd final : public Compressor {
+ public:
+  explicit PowerSgd(std::int64_t rank) : rank_(rank) {}
+
+  Aggregation aggregation() const override { return Aggregation::MultiRound; }
+  bool supports(Granularity granularity) const override { return granularity == Granularity::PerTensor; }
+
+  Message encode(const UnitContext& unit, std::span<const float> gradient) override {
+    const Shape s = shape_of(unit);
+    if (s.dense()) return Message::sum({gradient.begin(), gradient.end()});
+    Scratch& scratch = scratch_[unit.unit_id];
+    scratch.input.assign(gradient.begin(), gradient.end());
+    const std::vector<float>& q = warm_start(unit, s);
+    std::vector<float> p(static_cast<std::size_t>(s.n * s.r));
+    kernels::gemm(Backend::Cpu, false, false, s.n, s.r, s.m, 1.0f, gradient, q, 0.0f, p);
+    return Message::sum(std::move(p));
+  }
+
+  std::optional<Message> decode(const UnitContext& unit, int round, const Received& received,
+                                std::span<float> aggregate) override {
+    const Shape s = shape_of(unit);
+    const float ranks = static_cast<float>(unit.world_size);
+    if (s.dense()) {
+      check_size(unit, received.sum.size(), aggregate.size());
+      for (std::size_t i = 0; i < aggregate.size(); ++i) aggregate[i] = received.sum[i] / ranks;
+      return std::nullopt;
+    }
+    Scratch& scratch = scratch_.at(unit.unit_id);
+    if (round == 0) {
+      check_size(unit, received.sum.size(), static_cast<std::size_t>(s.n * s.r));
+      scratch.p_hat.assign(received.sum.begin(), received.sum.end());
+      kernels::orthonormalize_columns(Backend::Cpu, scratch.p_hat, s.n, s.r);
+      std::vector<float> q(static_cast<std::size_t>(s.m * s.r));
+      kernels::gemm(Backend::Cpu, true, false, s.m, s.r, s.n, 1.0f, scratch.input, scratch.p_hat, 0.0f, q);
+      return Message::sum(std::move(q));
+    }
+    check_size(unit, received.sum.size(), static_cast<std::size_t>(s.m * s.r));
+    std::vector<float>& q = q_.at(unit.unit_id);
+    for (std::size_t i = 0; i < q.size(); ++i) q[i] = received.sum[i] / ranks;  // kept: warm start
+    reconstruct(s, scratch.p_hat, q, aggregate);
+    return std::nullopt;
+  }
+
+  void transmitted(const UnitContext& unit, std::span<const float> input, std::span<float> out) const override {
+    const Shape s = shape_of(unit);
+    if (s.dense()) {
+      std::copy(input.begin(), input.end(), out.begin());  // sent exactly: no error to keep
+      return;
+    }
+    reconstruct(s, scratch_.at(unit.unit_id).p_hat, q_.at(unit.unit_id), out);
+  }
+
+  std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int round) const override {
+    const Shape s = shape_of(unit);
+    const std::int64_t floats = s.dense() ? unit.numel() : (round == 0 ? s.n : s.m) * s.r;
+    return static_cast<std::uint64_t>(floats) * sizeof(float);
+  }
+
+  void save_state(StateDict& state, std::string_view prefix) const override {
+    for (const auto& [id, q] : q_) state.put(fmt::format("{}q/{}", prefix, id), q);
+  }
+
+  void load_state(const StateDict& state, std::string_view prefix) override {
+    q_.clear();
+    const std::string q_prefix = fmt::format("{}q/", prefix);
+    for (const std::string& key : state.keys()) {
+      if (!key.starts_with(q_prefix)) continue;
+      q_[static_cast<std::uint32_t>(std::stoul(key.substr(q_prefix.size())))] = state.floats(key);
+    }
+  }
+
+ private:
+  struct Scratch {
+    std::vector<float> input;  // M of this step, needed again for Q = Mᵀ P̂
+    std::vector<float> p_hat;
+  };
+
+  Shape shape_of(const UnitContext& unit) const {
+    if (unit.shape.size() < 2) return {};
+    const std::int64_t n = unit.shape[0];
+    const std::int64_t m = unit.numel() / std::max<std::int64_t>(n, 1);
+    return {n, m, std::min({n, m, rank_})};
+  }
+
+  // Q of the previous step, or on the first step a standard normal draw every rank makes alike.
+  const std::vector<float>& warm_start(const UnitContext& unit, const Shape& s) {
+    std::vector<float>& q = q_[unit.unit_id];
+    const auto size = static_cast<std::size_t>(s.m * s.r);
+    if (q.size() == size) return q;
+    if (!q.empty()) {
+      throw Error(fmt::format("powersgd: saved Q of unit '{}' has {} values, its shape needs {}", unit.name,
+                              q.size(), size));
+    }
+    SharedRandom random(unit.shared_seed, 0, unit.unit_id);
+    q.resize(size);
+    auto uniform = [&] { return (static_cast<double>(random.next() >> 11) + 0.5) * 0x1.0p-53; };
+    for (std::size_t i = 0; i < size; i += 2) {  // Box-Muller: two normals per pair of uniforms
+      const double radius = std::sqrt(-2.0 * std::log(uniform()));
+      const double angle = 2.0 * std::numbers::pi * uniform();
+      q[i] = static_cast<float>(radius * std::cos(angle));
+      if (i + 1 < size) q[i + 1] = static_cast<float>(radius * std::sin(angle));
+    }
+    return q;
+  }
+
+  static void reconstruct(const Shape& s, std::span<const float> p_hat, std::span<const float> q,
+                          std::span<float> out) {
+    kernels::gemm(Backend::Cpu, false, true, s.n, s.m, s.r, 1.0f, p_hat, q, 0.0f, out);
+  }
+
+  static void check_size(const UnitContext& unit, std::size_t got, std::size_t expected) {
+    if (got != expected) {
+      throw Error(fmt::format("powersgd: unit '{}' received {} values, expected {}", unit.name, got, expected));
+    }
+  }
+
+  std::int64_t rank_;
+  std::map<std::uint32_t, std::vector<float>> q_;  // warm-start factors: state
+  std::map<std::uint32_t, Scratch> scratch_;       // this step's, per unit
+};
+
+}  // namespace
+
+CompressorInfo powersgd_compressor() {
+  return {.name = "powersgd",
+          .description = "rank-r power iteration with warm start (paper code): two all-reduces of r(n+m) floats",
+          .parameters = {{.path = "rank", .type = ValueType::Integer, .default_value = std::int64_t{2},
+                          .description = "rank r of the approximation (r' = min(n, m, r))", .min = 1.0,
+                          .max = 1e6}},
+          .error_feedback_by_default = true,
+          .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
+            return std::make_unique<PowerSgd>(p.get_int("rank"));
+          }};
+}
+
+}  // namespace lowcomm::builtin
