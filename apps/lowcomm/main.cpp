@@ -8,11 +8,16 @@
 #include "lowcomm/build_info.hpp"
 #include "lowcomm/error.hpp"
 #include "mpi_session.hpp"
+#include "plugins.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"lowcomm: low-communication distributed training research toolkit", "lowcomm"};
   app.set_version_flag("--version", std::string(lowcomm::build_info().version));
   app.require_subcommand(1);
+  app.add_option("--plugin", "load a shared library that registers compressors (repeatable; also "
+                             "LOWCOMM_PLUGINS=a.so:b.so)")
+      ->type_name("LIBRARY")
+      ->each(lowcomm::cli::load_plugin);
   lowcomm::cli::add_info_command(app);
   lowcomm::cli::add_bench_command(app);
 
@@ -22,6 +27,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lowcomm: %s%s: %s\n", kind, where.c_str(), message);
   };
   try {
+    lowcomm::cli::load_plugins_from_environment();
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);

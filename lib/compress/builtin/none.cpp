@@ -1,8 +1,11 @@
 // `none`: the dense all-reduce average, i.e. synchronous data-parallel training. The baseline
 // every compressor is compared with.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "builtins.hpp"
+#include "lowcomm/error.hpp"
 
 namespace lowcomm::builtin {
 
@@ -19,6 +22,10 @@ class NoCompression final : public Compressor {
 
   std::optional<Message> decode(const UnitContext& unit, int, const Received& received,
                                 std::span<float> aggregate) override {
+    if (received.sum.size() != aggregate.size()) {
+      throw Error(fmt::format("none: unit '{}' received {} values, expected {}", unit.name, received.sum.size(),
+                              aggregate.size()));
+    }
     const float ranks = static_cast<float>(unit.world_size);
     std::transform(received.sum.begin(), received.sum.end(), aggregate.begin(),
                    [ranks](float sum) { return sum / ranks; });
