@@ -22,6 +22,7 @@
 #include "lowcomm/comm/host_names.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/log/run_log.hpp"
+#include "machine_rates.hpp"
 #include "mpi_session.hpp"
 #include "run_config.hpp"
 
@@ -134,21 +135,6 @@ class CollectiveBench {
   int warmup_;
 };
 
-// The machine's copy bandwidth, the ceiling of shared-memory MPI within a node: one core copying
-// a buffer too large for the caches, best of five, in GB/s (bytes read + bytes written).
-double measure_copy_bandwidth() {
-  const std::size_t bytes = std::size_t{256} << 20;
-  std::vector<char> from(bytes, 1), to(bytes, 0);
-  double best = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < 5; ++i) {
-    const double start = MPI_Wtime();
-    std::memcpy(to.data(), from.data(), bytes);
-    best = std::min(best, MPI_Wtime() - start);
-    from[static_cast<std::size_t>(i)] = to[bytes - 1 - static_cast<std::size_t>(i)];  // keep both live
-  }
-  return 2.0 * static_cast<double>(bytes) / best / 1e9;
-}
-
 TableSchema table_schema(std::string name, int world_size) {
   return {std::move(name),
           {{"bytes", ColumnType::Int64, 1, "B", "message size (nccl-tests convention)"},
@@ -200,8 +186,8 @@ int run(const BenchArguments& arguments) {
     double copy_bandwidth = 0;
     if (mpi.rank() == 0) {
       copy_bandwidth = measure_copy_bandwidth();
-      std::printf("# copy bandwidth of one core on this node: %.2f GB/s (memcpy of 256 MiB, "
-                  "read + write; busbw/copy compares against it)\n", copy_bandwidth);
+      std::printf("# copy bandwidth of one core on this node: %.2f GB/s (%s; busbw/copy compares "
+                  "against it)\n", copy_bandwidth, std::string(kCopyBandwidthMethod).c_str());
     }
     MPI_Barrier(MPI_COMM_WORLD);
     const std::vector<std::string> hosts = gather_host_names(MPI_COMM_WORLD);
@@ -271,10 +257,8 @@ void add_bench_collectives_keys(ConfigSchema& schema) {
   schema.string("bench.collectives", "all", "which collectives to run", {"all", "all_reduce", "all_gather"});
 }
 
-void add_bench_command(CLI::App& app) {
-  CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
-  bench->require_subcommand(1);
-  CLI::App* collectives = bench->add_subcommand(
+void add_bench_collectives_command(CLI::App& bench) {
+  CLI::App* collectives = bench.add_subcommand(
       "collectives", "nccl-tests-style table of all-reduce and all-gather, with modelled network time");
   static BenchArguments arguments;  // CLI11 binds options to storage that outlives parsing
   add_config_arguments(*collectives, arguments.config);

@@ -7,7 +7,9 @@
 namespace lowcomm::cli {
 
 void add_info_command(CLI::App& app);
-void add_bench_command(CLI::App& app);
+void add_bench_command(CLI::App& app);  // bench collectives, bench compressors
+void add_bench_collectives_command(CLI::App& bench);
+void add_bench_compressors_command(CLI::App& bench);
 
 // The keys of `lowcomm bench collectives` besides the network keys (for `lowcomm info`).
 void add_bench_collectives_keys(ConfigSchema& schema);

@@ -31,7 +31,8 @@ void orthonormalize_columns(Backend backend, std::span<float> matrix, std::int64
 // transpose_a), op(B) is k × n (B is stored n × k when transpose_b), C is m × n. As in BLAS,
 // beta == 0 overwrites C without reading it (NaNs there do not propagate) and k == 0 gives
 // beta · C. Reference: for each C entry a float sum over k in index order. Cpu: Eigen, using
-// OpenMP threads when there are several; its blocked, vectorised sums differ from Reference by
+// OpenMP threads when there are several (its blocking depends on the thread count, so results are
+// repeatable for a given OMP_NUM_THREADS); its blocked, vectorised sums differ from Reference by
 // float rounding: |C_cpu − C_ref| ≤ 1e-5·sqrt(k)·(|alpha|·(|op(A)|·|op(B)|) + |beta·C|) entrywise
 // is what the tests require (the expected rounding error of either is about sqrt(k)·2^−24 of
 // that magnitude).

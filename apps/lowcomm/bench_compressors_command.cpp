@@ -1,0 +1,157 @@
+// `lowcomm bench compressors`: compress + aggregate + decompress throughput of every compressor
+// on transformer-shaped tensors (GPT-2 small: 768×768 attention, 768×3072 and 3072×768 MLP,
+// 50304×768 embedding, a 768 bias), through the same CompressedAllReduce that training uses, next
+// to the machine's copy bandwidth and GEMM rate measured in the same run.
+//
+// Throughput = fp32 input bytes / time of one CompressedAllReduce::run (encode, the collectives,
+// decode), the slowest rank's best of the iterations. "codec" is the encode + decode share.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <sstream>
+
+#include "commands.hpp"
+#include "lowcomm/comm/network_config.hpp"
+#include "lowcomm/compress/compressed_all_reduce.hpp"
+#include "lowcomm/compress/registry.hpp"
+#include "machine_rates.hpp"
+#include "mpi_session.hpp"
+#include "run_config.hpp"
+
+namespace lowcomm::cli {
+
+namespace {
+
+ConfigSchema bench_compressors_schema() {
+  ConfigSchema schema;
+  add_network_keys(schema);
+  CompressorRegistry::global().add_config_keys(schema);
+  schema.integer("seed", 0, "shared seed given to the compressors", 0);
+  schema.integer("bench.iterations", 3, "timed runs per compressor and shape (the best is kept)", 1, 1000);
+  schema.string("bench.shapes", "transformer",
+                "transformer: GPT-2 small's tensor shapes; small: tiny shapes for tests", {"transformer", "small"});
+  schema.string("bench.compressors", "all", "comma-separated compressor names, or all");
+  return schema;
+}
+
+std::vector<TensorInfo> shapes(const std::string& which) {
+  if (which == "small") return {{"attn", {48, 48}}, {"bias", {48}}};
+  return {{"attn.c_proj", {768, 768}},  {"mlp.c_fc", {768, 3072}}, {"mlp.c_proj", {3072, 768}},
+          {"wte", {50304, 768}}, {"ln.bias", {768}}};
+}
+
+std::vector<std::string> chosen_compressors(const std::string& list) {
+  std::vector<std::string> names;
+  if (list == "all") {
+    for (const CompressorInfo* info : CompressorRegistry::global().all()) names.push_back(info->name);
+    return names;
+  }
+  std::istringstream in(list);
+  for (std::string name; std::getline(in, name, ',');) {
+    CompressorRegistry::global().find(name);  // throws, listing the registered ones
+    names.push_back(name);
+  }
+  return names;
+}
+
+double slowest(double seconds) {
+  double worst = 0;
+  MPI_Allreduce(&seconds, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return worst;
+}
+
+struct Result {
+  double seconds = std::numeric_limits<double>::infinity();
+  SyncReport report;
+};
+
+Result measure(Communicator& comm, const Config& config, const std::string& name, const TensorInfo& tensor,
+               int iterations) {
+  const ConfigSchema schema = bench_compressors_schema();
+  const Config own = Config::from_string(config.to_toml(), schema, std::vector<std::string>{"compressor.name=" + name});
+  CompressedAllReduce sync(comm, CompressorRegistry::global().create(own), {tensor},
+                           parse_granularity(own.get_string("compressor.granularity")),
+                           static_cast<std::uint64_t>(own.get_double("compressor.bucket_mb") * 1024 * 1024),
+                           static_cast<std::uint64_t>(own.get_int("seed")));
+  std::mt19937 random(static_cast<unsigned>(comm.rank() + 1));
+  std::normal_distribution<float> normal;
+  std::vector<float> gradient(static_cast<std::size_t>(tensor.numel())), aggregate(gradient.size());
+  for (float& x : gradient) x = normal(random);
+  const std::vector<std::span<const float>> in{gradient};
+  const std::vector<std::span<float>> out{aggregate};
+  Result best;
+  for (int i = 0; i <= iterations; ++i) {  // run 0 warms up (first-touch, caches, warm start)
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    const SyncReport report = sync.run(static_cast<std::uint64_t>(i), in, out);
+    const double seconds = slowest(MPI_Wtime() - start);
+    if (i > 0 && seconds < best.seconds) best = {seconds, report};
+  }
+  return best;
+}
+
+void run(const ConfigArguments& arguments) {
+  run_with_mpi([&](MpiSession& mpi) {
+    const Config config = load_config_on_all_ranks(arguments, bench_compressors_schema(), MPI_COMM_WORLD);
+    std::vector<std::string> names;
+    std::optional<Communicator> comm;
+    agree_on_failure(MPI_COMM_WORLD, [&] {
+      names = chosen_compressors(config.get_string("bench.compressors"));
+      comm.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
+    });
+    double copy = 0, gemm = 0;
+    if (mpi.rank() == 0) {
+      copy = measure_copy_bandwidth();
+      gemm = measure_sgemm_gflops();
+      std::printf("# lowcomm bench compressors: %d ranks; network: %s; granularity %s\n", mpi.size(),
+                  describe_network(config).c_str(), config.get_string("compressor.granularity").c_str());
+      std::printf("# this node: copy %.2f GB/s (%s); sgemm %.1f GFLOP/s (768^3, Cpu kernel)\n", copy,
+                  std::string(kCopyBandwidthMethod).c_str(), gemm);
+      std::printf("# %-9s %-12s %9s %12s %8s %10s %8s %7s %10s %9s %12s\n", "compressor", "shape", "in(MB)",
+                  "payload(B)", "ratio", "time(ms)", "GB/s", "%copy", "codec(ms)", "comm(ms)", "modelled(ms)");
+    }
+    const int iterations = static_cast<int>(config.get_int("bench.iterations"));
+    for (const std::string& name : names) {
+      for (const TensorInfo& tensor : shapes(config.get_string("bench.shapes"))) {
+        std::optional<Result> result;
+        std::string skipped;
+        agree_on_failure(MPI_COMM_WORLD, [&] {
+          try {
+            result = measure(*comm, config, name, tensor, iterations);
+          } catch (const ConfigError& unsupported) {
+            skipped = unsupported.what();  // e.g. a granularity this compressor does not take
+          }
+        });
+        if (mpi.rank() != 0) continue;
+        const std::string shape = fmt::format("{}", fmt::join(tensor.shape, "x"));
+        if (!result) {
+          std::printf("  %-9s %-12s skipped: %s\n", name.c_str(), shape.c_str(), skipped.c_str());
+          continue;
+        }
+        const double bytes = static_cast<double>(tensor.numel()) * sizeof(float);
+        const double gbps = bytes / result->seconds / 1e9;
+        std::printf("  %-9s %-12s %9.2f %12llu %8.1f %10.2f %8.2f %6.1f%% %10.2f %9.2f %12.2f\n", name.c_str(),
+                    shape.c_str(), bytes / 1e6, static_cast<unsigned long long>(result->report.payload_bytes),
+                    bytes / static_cast<double>(std::max<std::uint64_t>(result->report.payload_bytes, 1)),
+                    result->seconds * 1e3, gbps, 100.0 * gbps / copy, result->report.codec_s * 1e3,
+                    result->report.comm.measured_s * 1e3, result->report.comm.modelled_s * 1e3);
+        std::fflush(stdout);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void add_bench_compressors_command(CLI::App& bench) {
+  CLI::App* compressors = bench.add_subcommand(
+      "compressors", "throughput of every compressor on transformer-shaped tensors, vs copy and GEMM rates");
+  static ConfigArguments arguments;  // CLI11 binds options to storage that outlives parsing
+  add_config_arguments(*compressors, arguments);
+  compressors->callback([] { run(arguments); });
+}
+
+}  // namespace lowcomm::cli
