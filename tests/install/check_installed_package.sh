@@ -9,7 +9,7 @@ rm -rf "$scratch" && mkdir -p "$scratch"
 cmake --install "$build" --prefix "$scratch/prefix" >/dev/null
 test -f "$scratch/prefix/include/lowcomm/lowcomm.hpp"
 test -x "$scratch/prefix/bin/lowcomm"
-"$scratch/prefix/bin/lowcomm" info | head -1
+"$scratch/prefix/bin/lowcomm" info >"$scratch/info.txt" && head -1 "$scratch/info.txt"
 cmake -S "$source/tests/install/consumer" -B "$scratch/consumer" -DCMAKE_PREFIX_PATH="$scratch/prefix" \
       -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 cmake --build "$scratch/consumer" >/dev/null
