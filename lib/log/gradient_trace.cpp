@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "hdf5_attributes.hpp"
@@ -56,22 +57,23 @@ void require_float_data(hid_t dataset, const std::filesystem::path& file, const 
   }
 }
 
+herr_t collect_name(hid_t /*group*/, const char* name, const H5L_info_t* /*info*/, void* names) {
+  static_cast<std::vector<std::string>*>(names)->emplace_back(name);
+  return 0;
+}
+
 // The names of the members of `group` (which must all be datasets), sorted byte-wise.
 std::vector<std::string> dataset_names(hid_t group, const std::filesystem::path& file,
                                        const std::string& group_name) {
   std::vector<std::string> names;
-  const auto collect = [](hid_t, const char* name, const H5L_info2_t*, void* out) -> herr_t {
-    static_cast<std::vector<std::string>*>(out)->emplace_back(name);
-    return 0;
-  };
-  check(H5Literate2(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names), file,
+  check(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_name, &names), file,
         "cannot list " + group_name);
   std::ranges::sort(names);
   for (const std::string& name : names) {
-    H5O_info2_t info;
-    check(H5Oget_info_by_name3(group, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT), file,
-          fmt::format("cannot open {}/{}", group_name, name));
-    if (info.type != H5O_TYPE_DATASET) {
+    const Hdf5Id object(check(H5Oopen(group, name.c_str(), H5P_DEFAULT), file,
+                              fmt::format("cannot open {}/{}", group_name, name)),
+                        H5Oclose);
+    if (H5Iget_type(object.get()) != H5I_DATASET) {
       fail(file, fmt::format("{}/{} is not a dataset: tensors must be datasets directly under "
                              "{} (nested groups are not supported; flatten names, e.g. "
                              "'layer0.weight')", group_name, name, group_name));
@@ -157,15 +159,16 @@ GradientTraceReader::GradientTraceReader(const std::filesystem::path& file)
     fail(file, std::filesystem::exists(file, error) ? "is not a regular file"
                                                    : "no such file; check the --trace path");
   }
-  if (H5Fis_accessible(file.c_str(), H5P_DEFAULT) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
-    throw TraceError(fmt::format("gradient trace {}: is not an HDF5 file (or cannot be read)",
-                                 file.string()));
-  }
-  s.file_id = Hdf5Id(check(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), file, "cannot open"),
+  s.file_id = Hdf5Id(check(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), file,
+                           "cannot open it as HDF5; is it an HDF5 file?"),
                      H5Fclose);
 
-  const auto world = log_detail::read_int_attribute(s.file_id.get(), "world_size", file);
+  std::optional<std::int64_t> world;
+  try {
+    world = log_detail::read_int_attribute(s.file_id.get(), "world_size", file);
+  } catch (const LogError&) {
+    fail(file, "the world_size attribute must be one integer (h5py: f.attrs['world_size'] = W)");
+  }
   if (!world) {
     fail(file, "has no world_size attribute on the root group; set it to the number of ranks "
                "that recorded the gradients (h5py: f.attrs['world_size'] = W)");
@@ -302,11 +305,7 @@ GradientTraceWriter::GradientTraceWriter(const std::filesystem::path& file, int 
   }
   require_sizes(tensors, initial_values.size(),
                 [&](std::size_t t) { return initial_values[t].size(); }, "GradientTraceWriter");
-  // Readers iterate in sorted order; keep ours the same so write_gradients matches tensors().
-  std::vector<std::size_t> order(tensors.size());
-  for (std::size_t t = 0; t < order.size(); ++t) order[t] = t;
-  std::ranges::sort(order, {}, [&](std::size_t t) { return tensors[t].name; });
-  for (std::size_t t : order) s.tensors.push_back(tensors[t]);
+  s.tensors = std::move(tensors);
 
   s.file_id = Hdf5Id(check(H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), file,
                            "cannot create the file; check that its folder exists and is writable"),
@@ -318,7 +317,7 @@ GradientTraceWriter::GradientTraceWriter(const std::filesystem::path& file, int 
   const Hdf5Id grads(check(H5Gcreate2(s.file_id.get(), "/grads", H5P_DEFAULT, H5P_DEFAULT,
                                       H5P_DEFAULT), file, "cannot create /grads"),
                      H5Gclose);
-  for (std::size_t i = 0; i < order.size(); ++i) {
+  for (std::size_t i = 0; i < s.tensors.size(); ++i) {
     const TraceTensor& t = s.tensors[i];
     const std::vector<hsize_t> dims(t.shape.begin(), t.shape.end());
     const Hdf5Id space(check(dims.empty() ? H5Screate(H5S_SCALAR)
@@ -331,7 +330,7 @@ GradientTraceWriter::GradientTraceWriter(const std::filesystem::path& file, int 
                              file, "cannot create /params/" + t.name),
                        H5Dclose);
     check(H5Dwrite(param.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                   initial_values[order[i]].data()),
+                   initial_values[i].data()),
           file, "cannot write /params/" + t.name);
 
     // Chunks of one rank's slice, several steps deep for small tensors (about 64 KiB), so that

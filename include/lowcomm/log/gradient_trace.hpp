@@ -67,7 +67,8 @@ class GradientTraceWriter {
  public:
   // Creates (or truncates) `file` with the initial values (initial_values[t] holds tensors[t]'s
   // numel() values) and empty /grads datasets that grow one step at a time. Names must be
-  // non-empty, unique, and free of '/' and '.'-only names. Throws TraceError.
+  // unique, non-empty and without '/'; tensors may come in any order (readers sort them).
+  // Throws TraceError.
   GradientTraceWriter(const std::filesystem::path& file, int world_size,
                       std::vector<TraceTensor> tensors,
                       std::span<const std::span<const float>> initial_values);
@@ -77,7 +78,8 @@ class GradientTraceWriter {
 
   // Adds step steps() to every /grads dataset (zeros until written) and returns its index.
   std::int64_t add_step();
-  // Writes rank `rank`'s gradients of step `step` (< steps()), one span per tensor.
+  // Writes rank `rank`'s gradients of step `step` (< steps()), one span per tensor in the order
+  // given to the constructor.
   void write_gradients(std::int64_t step, int rank,
                        std::span<const std::span<const float>> gradients);
   std::int64_t steps() const;
