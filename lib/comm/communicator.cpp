@@ -27,6 +27,15 @@ int mpi_count(std::size_t count, std::string_view what) {
   return static_cast<int>(count);
 }
 
+// MPI user reductions over 16-bit floats: each element is widened to float, added, and rounded
+// back, so every partial sum is rounded to the wire type (commutative; the order is MPI's).
+template <float (*to_float)(std::uint16_t), std::uint16_t (*from_float)(float)>
+void sum_16bit(void* in, void* inout, int* length, MPI_Datatype*) {
+  const auto* a = static_cast<const std::uint16_t*>(in);
+  auto* b = static_cast<std::uint16_t*>(inout);
+  for (int i = 0; i < *length; ++i) b[i] = from_float(to_float(a[i]) + to_float(b[i]));
+}
+
 }  // namespace
 
 std::string_view to_string(NetworkMode mode) {
@@ -78,6 +87,9 @@ Communicator::Communicator(MPI_Comm comm, CommunicatorOptions options) : options
 }
 
 Communicator::~Communicator() {
+  for (MPI_Op* op : {&sum_f16_, &sum_bf16_}) {
+    if (*op != MPI_OP_NULL) MPI_Op_free(op);
+  }
   for (auto& [bytes, type] : element_types_) MPI_Type_free(&type);
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
@@ -185,6 +197,24 @@ void Communicator::all_reduce_elements(void* data, std::size_t count, MPI_Dataty
   });
   check(MPI_Allreduce(MPI_IN_PLACE, data, n, type, MPI_SUM, comm_), "MPI_Allreduce");
   end_call(CollectiveKind::AllReduce, count * element_bytes, cost, start);
+}
+
+void Communicator::all_reduce_16bit(std::span<std::uint16_t> data, kernels::ValueType format) {
+  if (format == kernels::ValueType::F32) throw CommError("all_reduce_16bit: fp32 is not a 16-bit format");
+  MPI_Op& op = format == kernels::ValueType::F16 ? sum_f16_ : sum_bf16_;
+  if (op == MPI_OP_NULL) {
+    MPI_User_function* function = format == kernels::ValueType::F16
+                                      ? &sum_16bit<kernels::f16_to_float, kernels::float_to_f16>
+                                      : &sum_16bit<kernels::bf16_to_float, kernels::float_to_bf16>;
+    check(MPI_Op_create(function, 1, &op), "MPI_Op_create");
+  }
+  const int n = mpi_count(data.size(), "all_reduce_16bit");
+  const CallStart start = begin_call();
+  const RankCost cost = cached_cost({CollectiveKind::AllReduce, data.size(), 2}, [&] {
+    return options_.network.all_reduce(options_.all_reduce_algorithm, size_, data.size(), 2);
+  });
+  check(MPI_Allreduce(MPI_IN_PLACE, data.data(), n, MPI_UINT16_T, op, comm_), "MPI_Allreduce (16-bit)");
+  end_call(CollectiveKind::AllReduce, data.size() * 2, cost, start);
 }
 
 void Communicator::all_gather_elements(const void* mine, std::size_t count, void* all,

@@ -118,11 +118,11 @@ SyncReport CompressedAllReduce::run(std::uint64_t step, std::span<const std::spa
     const Aggregation aggregation = compressor_->aggregation();
     const bool allowed = aggregation == Aggregation::MultiRound ||
                          (round == 0 && (aggregation == Aggregation::Summable) ==
-                                            (message.exchange == Exchange::SumFloat32));
+                                            (message.exchange == Exchange::Sum));
     if (!allowed) {
       throw Error(fmt::format("compressor declared {} aggregation but sent a {} message in round {} of unit '{}'",
                               to_string(aggregation),
-                              message.exchange == Exchange::SumFloat32 ? "sum" : "gather", round, units_[u].name));
+                              message.exchange == Exchange::Sum ? "sum" : "gather", round, units_[u].name));
     }
     const auto expected = compressor_->wire_bytes(context(units_[u], step), round);
     if (expected && *expected != message.wire_bytes()) {
@@ -177,17 +177,33 @@ void CompressedAllReduce::exchange(std::vector<std::optional<Message>>& messages
   const int world = comm_.size();
   for (Received& r : received) r = Received{};
 
-  // Every SumFloat32 message of the round: one all-reduce of their concatenation.
+  // Every Sum message of the round travelling as the same value type: one all-reduce of their
+  // concatenation (fp32 first, then fp16, then bf16, each range its own collective).
   summed.clear();
   std::vector<std::pair<std::size_t, std::size_t>> sum_ranges(messages.size(), {0, 0});
-  for (std::size_t u = 0; u < messages.size(); ++u) {
-    if (!messages[u] || messages[u]->exchange != Exchange::SumFloat32) continue;
-    sum_ranges[u] = {summed.size(), messages[u]->values.size()};
-    summed.insert(summed.end(), messages[u]->values.begin(), messages[u]->values.end());
+  for (const kernels::ValueType wire : {kernels::ValueType::F32, kernels::ValueType::F16, kernels::ValueType::BF16}) {
+    const std::size_t begin = summed.size();
+    for (std::size_t u = 0; u < messages.size(); ++u) {
+      if (!messages[u] || messages[u]->exchange != Exchange::Sum || messages[u]->wire != wire) continue;
+      sum_ranges[u] = {summed.size(), messages[u]->values.size()};
+      summed.insert(summed.end(), messages[u]->values.begin(), messages[u]->values.end());
+    }
+    const std::span<float> range = std::span<float>(summed).subspan(begin);
+    if (range.empty()) continue;
+    if (wire == kernels::ValueType::F32) {
+      comm_.all_reduce(range, ReduceOp::Sum);
+    } else {
+      std::vector<std::byte> half(range.size() * 2);
+      kernels::encode_values(range, wire, half);
+      std::vector<std::uint16_t> bits(range.size());
+      std::memcpy(bits.data(), half.data(), half.size());
+      comm_.all_reduce_16bit(std::span<std::uint16_t>(bits), wire);
+      std::memcpy(half.data(), bits.data(), half.size());
+      kernels::decode_values(half, wire, range);
+    }
   }
-  if (!summed.empty()) comm_.all_reduce(std::span<float>(summed), ReduceOp::Sum);
   for (std::size_t u = 0; u < messages.size(); ++u) {
-    if (messages[u] && messages[u]->exchange == Exchange::SumFloat32) {
+    if (messages[u] && messages[u]->exchange == Exchange::Sum) {
       received[u].sum = std::span<const float>(summed).subspan(sum_ranges[u].first, sum_ranges[u].second);
     }
   }

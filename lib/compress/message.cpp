@@ -2,10 +2,11 @@
 
 namespace lowcomm {
 
-Message Message::sum(std::vector<float> values) {
+Message Message::sum(std::vector<float> values, kernels::ValueType wire) {
   Message m;
-  m.exchange = Exchange::SumFloat32;
+  m.exchange = Exchange::Sum;
   m.values = std::move(values);
+  m.wire = wire;
   return m;
 }
 
@@ -17,7 +18,7 @@ Message Message::gather(std::vector<std::byte> bytes) {
 }
 
 std::uint64_t Message::wire_bytes() const {
-  return exchange == Exchange::SumFloat32 ? values.size() * sizeof(float) : bytes.size();
+  return exchange == Exchange::Sum ? values.size() * kernels::value_bytes(wire) : bytes.size();
 }
 
 }  // namespace lowcomm

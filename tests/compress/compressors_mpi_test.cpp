@@ -149,6 +149,35 @@ TEST_P(EveryCompressor, MpiAggregateEqualsSingleProcessComputation) {
   }
 }
 
+// Half-precision dense all-reduce: half the bytes of fp32, and the mean within the rounding of
+// a sum carried out in fp16 / bf16.
+TEST(NoCompression, HalfPrecisionOnTheWire) {
+  Communicator comm(MPI_COMM_WORLD);
+  const std::vector<TensorInfo> tensors{{"w", {40, 25}}};
+  for (const char* type : {"fp16", "bf16"}) {
+    ConfigSchema schema;
+    CompressorRegistry::global().add_config_keys(schema);
+    const Config config = Config::defaults(schema, std::vector<std::string>{"compressor.none.value_type=" + std::string(type)});
+    CompressedAllReduce sync(comm, CompressorRegistry::global().create(config), tensors, Granularity::PerTensor, 1, 0);
+    std::vector<float> grad = gradient(comm.rank(), 0, 0, 1000), out(1000);
+    const std::vector<std::span<const float>> in{grad};
+    const std::vector<std::span<float>> outs{out};
+    const SyncReport report = sync.run(0, in, outs);
+    EXPECT_EQ(report.payload_bytes, 2000u) << type;
+    const double tolerance = std::string(type) == "fp16" ? 2e-3 : 1.6e-2;  // a few ulps of the type
+    std::vector<double> mean(out.size(), 0.0);
+    for (int w = 0; w < comm.size(); ++w) {
+      const std::vector<float> g = gradient(w, 0, 0, 1000);
+      for (std::size_t i = 0; i < g.size(); ++i) mean[i] += g[i] / comm.size();
+    }
+    std::size_t mismatches = 0;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (std::abs(out[i] - mean[i]) > tolerance * (1.0 + std::abs(mean[i]))) ++mismatches;
+    }
+    EXPECT_EQ(mismatches, 0u) << type;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Registered, EveryCompressor, testing::ValuesIn(all_cases()), [](const auto& info) {
   return info.param.compressor + "_" + info.param.granularity + (info.param.error_feedback ? "_ef" : "");
 });

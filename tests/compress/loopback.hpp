@@ -10,6 +10,7 @@
 
 #include "lowcomm/compress/compressor.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/float16.hpp"
 
 namespace lowcomm::test {
 
@@ -29,11 +30,21 @@ inline std::vector<std::vector<float>> loopback_unit(std::span<const std::unique
   for (int round = 0; messages[0]; ++round) {
     Received received;
     std::vector<float> sum;
-    if (messages[0]->exchange == Exchange::SumFloat32) {
+    if (messages[0]->exchange == Exchange::Sum) {
+      // In the wire's type: each rank's values rounded to it, each partial sum too.
+      const kernels::ValueType wire = messages[0]->wire;
+      auto round_to_wire = [wire](std::span<float> values) {
+        std::vector<std::byte> bytes(values.size() * kernels::value_bytes(wire));
+        kernels::encode_values(values, wire, bytes);
+        kernels::decode_values(bytes, wire, values);
+      };
       sum.assign(messages[0]->values.size(), 0.0f);
       for (int w = 0; w < world; ++w) {
         if (messages[w]->values.size() != sum.size()) throw Error("loopback: ranks sent sums of different sizes");
-        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += messages[w]->values[i];
+        std::vector<float> mine = messages[w]->values;
+        round_to_wire(mine);
+        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += mine[i];
+        round_to_wire(sum);
       }
       received.sum = sum;
     } else {

@@ -89,7 +89,7 @@ TEST_P(EveryDecoder, SurvivesMalformedPayloads) {
           ++rejected;
         }
         // Multi-round compressors: a valid round 0, then a malformed round 1.
-        if (compressor->aggregation() != Aggregation::MultiRound || message.exchange != Exchange::SumFloat32) continue;
+        if (compressor->aggregation() != Aggregation::MultiRound || message.exchange != Exchange::Sum) continue;
         compressor->encode(unit, gradient);
         std::vector<float> valid = message.values;
         const auto next = compressor->decode(unit, 0, Received{.sum = valid}, aggregate);

@@ -19,6 +19,7 @@
 #include "lowcomm/comm/collective.hpp"
 #include "lowcomm/comm/network_model.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/float16.hpp"
 
 namespace lowcomm {
 
@@ -85,6 +86,10 @@ class Communicator {
   // In place. Average divides the sum by the number of ranks (floating-point types only).
   template <Reducible T>
   void all_reduce(std::span<T> data, ReduceOp op);
+
+  // In place, on fp16 or bf16 values stored as their 16 bits (kernels/float16.hpp): a sum in
+  // half precision, as GPUs all-reduce half-precision gradients, at half the bytes of fp32.
+  void all_reduce_16bit(std::span<std::uint16_t> data, kernels::ValueType format);
 
   // Every rank contributes mine.size() elements (the same on all ranks); `all` receives W blocks
   // in rank order and must hold W * mine.size() elements.
@@ -169,6 +174,8 @@ class Communicator {
   std::vector<CollectiveRecord> records_;
   std::vector<std::pair<std::size_t, MPI_Datatype>> element_types_;
   std::map<CostKey, RankCost> cost_cache_;
+  MPI_Op sum_f16_ = MPI_OP_NULL;   // user-defined sums of 16-bit floats, made on first use
+  MPI_Op sum_bf16_ = MPI_OP_NULL;
   // The simulated clock: settled_clock_s_ as of the last synchronize_clock(), plus for each
   // collective since then this rank's compute before it and its modelled (or, in Off mode,
   // measured) time.

@@ -2,7 +2,7 @@
 // The mean of a set of gradients over all ranks, through a compressor: the piece a data-parallel
 // strategy (and DiLoCo's outer step, and `lowcomm replay`) calls once per step. It cuts the
 // tensors into units by the chosen granularity, runs the compressor's rounds, and fuses the
-// messages of each round into one collective per exchange kind: every SumFloat32 message of a
+// messages of each round into one collective per exchange kind: every Sum message of a
 // round is one all-reduce, every GatherBytes message one all-gather.
 #include <cstdint>
 #include <memory>

@@ -19,7 +19,7 @@ namespace lowcomm {
 
 // How payloads combine; the library checks every message against it.
 enum class Aggregation : std::uint8_t {
-  Summable,    // one round of SumFloat32 (an all-reduce suffices)
+  Summable,    // one round of Sum (an all-reduce suffices)
   Gathered,    // one round of GatherBytes (all-gather, sizes may vary)
   MultiRound,  // several rounds of either kind (PowerSGD: two all-reduces)
 };

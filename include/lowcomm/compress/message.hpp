@@ -7,25 +7,30 @@
 #include <span>
 #include <vector>
 
+#include "lowcomm/kernels/float16.hpp"
+
 namespace lowcomm {
 
 enum class Exchange : std::uint8_t {
-  SumFloat32,   // all-reduce SUM of float32 values (equal sizes on all ranks)
+  Sum,          // all-reduce SUM of values (equal sizes on all ranks)
   GatherBytes,  // all-gather of opaque payloads (sizes may differ between ranks)
 };
 
 struct Message {
-  Exchange exchange = Exchange::SumFloat32;
-  std::vector<float> values;     // SumFloat32
+  Exchange exchange = Exchange::Sum;
+  std::vector<float> values;     // Sum
+  // Sum: the type the values travel and are summed in. fp16 and bf16 halve the bytes; each
+  // partial sum is rounded to that type, as an all-reduce in half precision does on a GPU.
+  kernels::ValueType wire = kernels::ValueType::F32;
   std::vector<std::byte> bytes;  // GatherBytes
 
-  static Message sum(std::vector<float> values);
+  static Message sum(std::vector<float> values, kernels::ValueType wire = kernels::ValueType::F32);
   static Message gather(std::vector<std::byte> bytes);
   std::uint64_t wire_bytes() const;  // what this rank contributes to the collective
 };
 
 struct Received {
-  std::span<const float> sum;                        // SumFloat32: element-wise sum over ranks
+  std::span<const float> sum;                        // Sum: element-wise sum over ranks, as float
   std::vector<std::span<const std::byte>> gathered;  // GatherBytes: each rank's payload, in rank order
 };
 
