@@ -6,6 +6,12 @@
 //   result:  P̂ Qᵀ  (the aggregate; the paper's error feedback is taken against it)
 // Tensors with fewer than two dimensions go dense (one round, the mean). Error feedback is on by
 // default, as in the paper. Needs each tensor's shape: per-tensor granularity only.
+//
+// PyTorch's DDP hook (powerSGD_hook) differs in three options, all off by default here; its own
+// defaults are rank 1, start_step 1000, min_compression_rate 2, orthogonalize_initial_q true:
+//   start_step            steps before it are dense all-reduces (and keep no error)
+//   min_compression_rate  compress a matrix only when (n + m)·r'·rate < n·m, else send it dense
+//   orthogonalize_initial_q  Gram-Schmidt on the random Q before its first use
 #include <fmt/format.h>
 
 #include <cmath>
@@ -28,9 +34,16 @@ struct Shape {
   bool dense() const { return r == 0; }
 };
 
+struct Options {
+  std::int64_t rank = 2;
+  std::uint64_t start_step = 0;
+  double min_compression_rate = 0.0;
+  bool orthogonalize_initial_q = false;
+};
+
 class PowerSgd final : public Compressor {
  public:
-  explicit PowerSgd(std::int64_t rank) : rank_(rank) {}
+  explicit PowerSgd(Options options) : options_(options) {}
 
   Aggregation aggregation() const override { return Aggregation::MultiRound; }
   bool supports(Granularity granularity) const override { return granularity == Granularity::PerTensor; }
@@ -105,11 +118,14 @@ class PowerSgd final : public Compressor {
     std::vector<float> p_hat;
   };
 
+  // The matrix view of the unit at this step, or dense (r = 0).
   Shape shape_of(const UnitContext& unit) const {
-    if (unit.shape.size() < 2) return {};
+    if (unit.shape.size() < 2 || unit.step < options_.start_step) return {};
     const std::int64_t n = unit.shape[0];
     const std::int64_t m = unit.numel() / std::max<std::int64_t>(n, 1);
-    return {n, m, std::min({n, m, rank_})};
+    const std::int64_t r = std::min({n, m, options_.rank});
+    const bool worth_it = static_cast<double>((n + m) * r) * options_.min_compression_rate < static_cast<double>(n * m);
+    return worth_it ? Shape{n, m, r} : Shape{};
   }
 
   // Q of the previous step, or on the first step a standard normal draw every rank makes alike.
@@ -130,6 +146,7 @@ class PowerSgd final : public Compressor {
       q[i] = static_cast<float>(radius * std::cos(angle));
       if (i + 1 < size) q[i + 1] = static_cast<float>(radius * std::sin(angle));
     }
+    if (options_.orthogonalize_initial_q) kernels::orthonormalize_columns(Backend::Cpu, q, s.m, s.r);
     return q;
   }
 
@@ -144,7 +161,7 @@ class PowerSgd final : public Compressor {
     }
   }
 
-  std::int64_t rank_;
+  Options options_;
   std::map<std::uint32_t, std::vector<float>> q_;  // warm-start factors: state
   std::map<std::uint32_t, Scratch> scratch_;       // this step's, per unit
 };
@@ -156,10 +173,21 @@ CompressorInfo powersgd_compressor() {
           .description = "rank-r power iteration with warm start (paper code): two all-reduces of r(n+m) floats",
           .parameters = {{.path = "rank", .type = ValueType::Integer, .default_value = std::int64_t{2},
                           .description = "rank r of the approximation (r' = min(n, m, r))", .min = 1.0,
-                          .max = 1e6}},
+                          .max = 1e6},
+                         {.path = "start_step", .type = ValueType::Integer, .default_value = std::int64_t{0},
+                          .description = "dense all-reduce before this step (PyTorch hook: 1000)", .min = 0.0},
+                         {.path = "min_compression_rate", .type = ValueType::Float, .default_value = 0.0,
+                          .description = "compress a matrix only when (n+m) r' rate < n m (PyTorch hook: 2)",
+                          .min = 0.0},
+                         {.path = "orthogonalize_initial_q", .type = ValueType::Boolean, .default_value = false,
+                          .description = "Gram-Schmidt on the random starting Q (PyTorch hook: true)"}},
           .error_feedback_by_default = true,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
-            return std::make_unique<PowerSgd>(p.get_int("rank"));
+            return std::make_unique<PowerSgd>(Options{
+                .rank = p.get_int("rank"),
+                .start_step = static_cast<std::uint64_t>(p.get_int("start_step")),
+                .min_compression_rate = p.get_double("min_compression_rate"),
+                .orthogonalize_initial_q = p.get_bool("orthogonalize_initial_q")});
           }};
 }
 
