@@ -10,8 +10,11 @@ void add_info_command(CLI::App& app);
 void add_bench_command(CLI::App& app);  // bench collectives, bench compressors
 void add_bench_collectives_command(CLI::App& bench);
 void add_bench_compressors_command(CLI::App& bench);
+void add_replay_command(CLI::App& app);
 
 // The keys of `lowcomm bench collectives` besides the network keys (for `lowcomm info`).
 void add_bench_collectives_keys(ConfigSchema& schema);
+// The keys of `lowcomm replay` besides the network and compressor keys (replay.*, seed).
+void add_replay_keys(ConfigSchema& schema);
 
 }  // namespace lowcomm::cli

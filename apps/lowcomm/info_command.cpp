@@ -104,6 +104,9 @@ void print_info() {
   ConfigSchema bench;
   add_bench_collectives_keys(bench);
   print_keys(bench, "`lowcomm bench collectives` keys (besides the network keys)");
+  ConfigSchema replay;
+  add_replay_keys(replay);
+  print_keys(replay, "`lowcomm replay` keys (besides the network and compressor keys)");
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
       ->each(lowcomm::cli::load_plugin);
   lowcomm::cli::add_info_command(app);
   lowcomm::cli::add_bench_command(app);
+  lowcomm::cli::add_replay_command(app);
 
   const auto report = [](const char* kind, const char* message) {
     const int rank = lowcomm::cli::rank_for_messages();

@@ -27,5 +27,6 @@
 #include "lowcomm/kernels/quantize.hpp"
 #include "lowcomm/kernels/scatter.hpp"
 #include "lowcomm/kernels/topk.hpp"
+#include "lowcomm/log/gradient_trace.hpp"
 #include "lowcomm/log/run_log.hpp"
 #include "lowcomm/log/run_metadata.hpp"

@@ -83,27 +83,28 @@ std::vector<std::string> dataset_names(hid_t group, const std::filesystem::path&
 }
 
 Hdf5Id open_group(hid_t file_id, const char* name, const std::filesystem::path& file) {
-  if (check(H5Lexists(file_id, name, H5P_DEFAULT), file, fmt::format("cannot look for {}", name)) <= 0) {
+  const std::string what = fmt::format("cannot open {}", name);
+  if (check(H5Lexists(file_id, name, H5P_DEFAULT), file, what) <= 0) {
     fail(file, fmt::format("has no {} group; a trace holds /params/<name> (initial values), "
                            "/grads/<name> ([steps, world_size, *shape]) and a world_size "
                            "attribute (docs/replay.md)", name));
   }
-  return Hdf5Id(check(H5Gopen2(file_id, name, H5P_DEFAULT), file, fmt::format("cannot open {}", name)),
-                H5Gclose);
+  return Hdf5Id(check(H5Gopen2(file_id, name, H5P_DEFAULT), file, what), H5Gclose);
 }
 
 // Reads or writes one [step, rank] slice of a [steps, world_size, *shape] dataset.
 void transfer_slice(hid_t dataset, std::int64_t step, int rank, std::int64_t numel,
                     std::span<const std::int64_t> shape, float* data, bool write,
                     const std::filesystem::path& file, const std::string& name) {
-  const std::string what = fmt::format("cannot {} step {} of rank {} in {}", write ? "write" : "read",
-                                       step, rank, name);
+  const std::string what = fmt::format("cannot {} step {} of rank {} in {}",
+                                       write ? "write" : "read", step, rank, name);
   const Hdf5Id space(check(H5Dget_space(dataset), file, what), H5Sclose);
   std::vector<hsize_t> start(shape.size() + 2, 0), count(shape.size() + 2, 1);
   start[0] = static_cast<hsize_t>(step);
   start[1] = static_cast<hsize_t>(rank);
   std::copy(shape.begin(), shape.end(), count.begin() + 2);
-  check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+  check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                            nullptr),
         file, what);
   const hsize_t elements = static_cast<hsize_t>(numel);
   const Hdf5Id memory(check(H5Screate_simple(1, &elements, nullptr), file, what), H5Sclose);
@@ -119,7 +120,8 @@ void transfer_slice(hid_t dataset, std::int64_t step, int rank, std::int64_t num
 void require_sizes(std::span<const TraceTensor> tensors, std::size_t spans,
                    const auto& size_of, std::string_view what) {
   if (spans != tensors.size()) {
-    throw TraceError(fmt::format("{}: got {} tensors, the trace has {}", what, spans, tensors.size()));
+    throw TraceError(
+        fmt::format("{}: got {} tensors, the trace has {}", what, spans, tensors.size()));
   }
   for (std::size_t t = 0; t < tensors.size(); ++t) {
     if (size_of(t) != static_cast<std::size_t>(tensors[t].numel())) {
@@ -253,7 +255,8 @@ void GradientTraceReader::read_initial_values(std::size_t tensor, std::span<floa
     throw TraceError(fmt::format("read_initial_values: '{}' has {} elements, the output {}",
                                  s.tensors[tensor].name, s.tensors[tensor].numel(), out.size()));
   }
-  check(H5Dread(s.params[tensor].get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()),
+  check(H5Dread(s.params[tensor].get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                out.data()),
         s.file, "cannot read /params/" + s.tensors[tensor].name);
 }
 
@@ -292,7 +295,9 @@ GradientTraceWriter::GradientTraceWriter(const std::filesystem::path& file, int 
   State& s = *state_;
   s.file = file;
   s.world_size = world_size;
-  if (world_size < 1) throw TraceError(fmt::format("a trace needs world_size >= 1, got {}", world_size));
+  if (world_size < 1) {
+    throw TraceError(fmt::format("a trace needs world_size >= 1, got {}", world_size));
+  }
   if (tensors.empty()) throw TraceError("a trace needs at least one tensor");
   std::set<std::string> seen;
   for (const TraceTensor& t : tensors) {
@@ -300,7 +305,9 @@ GradientTraceWriter::GradientTraceWriter(const std::filesystem::path& file, int 
       throw TraceError(fmt::format("tensor name '{}' cannot name an HDF5 dataset: use a "
                                    "non-empty name without '/'", t.name));
     }
-    if (!seen.insert(t.name).second) throw TraceError(fmt::format("tensor '{}' appears twice", t.name));
+    if (!seen.insert(t.name).second) {
+      throw TraceError(fmt::format("tensor '{}' appears twice", t.name));
+    }
     if (t.numel() <= 0) throw TraceError(fmt::format("tensor '{}' has no elements", t.name));
   }
   require_sizes(tensors, initial_values.size(),
@@ -373,7 +380,8 @@ std::int64_t GradientTraceWriter::add_step() {
   State& s = *state_;
   if (s.file_id.get() < 0) throw TraceError("add_step: the trace is closed");
   for (std::size_t t = 0; t < s.tensors.size(); ++t) {
-    std::vector<hsize_t> dims{static_cast<hsize_t>(s.steps + 1), static_cast<hsize_t>(s.world_size)};
+    std::vector<hsize_t> dims{static_cast<hsize_t>(s.steps + 1),
+                              static_cast<hsize_t>(s.world_size)};
     dims.insert(dims.end(), s.tensors[t].shape.begin(), s.tensors[t].shape.end());
     check(H5Dset_extent(s.grads[t].get(), dims.data()), s.file,
           "cannot extend /grads/" + s.tensors[t].name);
