@@ -42,16 +42,13 @@ TEST(PowerSgdOptions, MatricesThatWouldNotShrinkGoDense) {
   EXPECT_EQ(*powersgd({})->wire_bytes(unit, 0), 4u * 2 * 4) << "the paper compresses regardless";
 }
 
-// With M = I, round 0's message P = M·Q is the starting Q itself.
-TEST(PowerSgdOptions, OrthogonalizedInitialQ) {
+// With M = I, round 0's message P = M·Q is the Q about to be used: at step 0 the random start,
+// at step 1 the warm-started one. With orthogonalize_q both must be orthonormal.
+TEST(PowerSgdOptions, OrthogonalizedQBeforeEveryUse) {
   const std::vector<std::int64_t> shape{8, 8};
-  const UnitContext unit{.step = 0, .unit_id = 3, .name = "w", .shape = shape, .world_size = 1, .shared_seed = 11};
   std::vector<float> identity(64, 0.0f);
   for (int i = 0; i < 8; ++i) identity[i * 8 + i] = 1.0f;
-  for (bool orthogonalize : {false, true}) {
-    auto compressor = powersgd({"compressor.powersgd.rank=3",
-                                std::string("compressor.powersgd.orthogonalize_initial_q=") + (orthogonalize ? "true" : "false")});
-    const std::vector<float> q = compressor->encode(unit, identity).values;  // 8 × 3, row-major
+  auto deviation = [](const std::vector<float>& q) {  // from orthonormal columns, 8 × 3
     double worst = 0.0;
     for (int a = 0; a < 3; ++a) {
       for (int b = 0; b < 3; ++b) {
@@ -60,10 +57,30 @@ TEST(PowerSgdOptions, OrthogonalizedInitialQ) {
         worst = std::max(worst, std::abs(dot - (a == b ? 1.0 : 0.0)));
       }
     }
-    if (orthogonalize) {
-      EXPECT_LT(worst, 1e-5);
-    } else {
-      EXPECT_GT(worst, 1e-2) << "a raw normal draw is not orthonormal";
+    return worst;
+  };
+  for (bool orthogonalize : {false, true}) {
+    std::vector<std::unique_ptr<Compressor>> ranks;
+    ranks.push_back(powersgd({"compressor.powersgd.rank=3",
+                              std::string("compressor.powersgd.orthogonalize_q=") + (orthogonalize ? "true" : "false")}));
+    for (std::uint64_t step = 0; step < 2; ++step) {
+      const UnitContext unit{.step = step, .unit_id = 3, .name = "w", .shape = shape, .world_size = 1,
+                             .shared_seed = 11};
+      std::vector<float> m = identity;
+      for (float& x : m) x *= 3.0f;  // so the kept Q (= Mᵀ P̂) is not orthonormal by itself
+      const Message p = ranks[0]->encode(unit, m);
+      std::vector<float> q = p.values;
+      for (float& x : q) x /= 3.0f;
+      if (orthogonalize) {
+        EXPECT_LT(deviation(q), 1e-5) << "step " << step;
+      } else if (step == 0) {
+        EXPECT_GT(deviation(q), 1e-2) << "a raw normal draw is not orthonormal";
+      }
+      // Finish the step (one rank: the sums are the messages) so that Q is kept for the next.
+      std::vector<float> out(64);
+      const auto second = ranks[0]->decode(unit, 0, Received{.sum = p.values}, out);
+      ASSERT_TRUE(second.has_value());
+      EXPECT_FALSE(ranks[0]->decode(unit, 1, Received{.sum = second->values}, out).has_value());
     }
   }
 }

@@ -8,10 +8,10 @@
 // default, as in the paper. Needs each tensor's shape: per-tensor granularity only.
 //
 // PyTorch's DDP hook (powerSGD_hook) differs in three options, all off by default here; its own
-// defaults are rank 1, start_step 1000, min_compression_rate 2, orthogonalize_initial_q true:
+// defaults are rank 1, start_step 1000, min_compression_rate 2, orthogonalize_q true:
 //   start_step            steps before it are dense all-reduces (and keep no error)
 //   min_compression_rate  compress a matrix only when (n + m)·r'·rate < n·m, else send it dense
-//   orthogonalize_initial_q  Gram-Schmidt on the random Q before its first use
+//   orthogonalize_q       Gram-Schmidt on Q before every use: the random start and each reuse
 #include <fmt/format.h>
 
 #include <cmath>
@@ -38,7 +38,7 @@ struct Options {
   std::int64_t rank = 2;
   std::uint64_t start_step = 0;
   double min_compression_rate = 0.0;
-  bool orthogonalize_initial_q = false;
+  bool orthogonalize_q = false;
 };
 
 class PowerSgd final : public Compressor {
@@ -53,7 +53,8 @@ class PowerSgd final : public Compressor {
     if (s.dense()) return Message::sum({gradient.begin(), gradient.end()});
     Scratch& scratch = scratch_[unit.unit_id];
     scratch.input.assign(gradient.begin(), gradient.end());
-    const std::vector<float>& q = warm_start(unit, s);
+    std::vector<float>& q = warm_start(unit, s);
+    if (options_.orthogonalize_q) kernels::orthonormalize_columns(Backend::Cpu, q, s.m, s.r);
     std::vector<float> p(static_cast<std::size_t>(s.n * s.r));
     kernels::gemm(Backend::Cpu, false, false, s.n, s.r, s.m, 1.0f, gradient, q, 0.0f, p);
     return Message::sum(std::move(p));
@@ -129,7 +130,7 @@ class PowerSgd final : public Compressor {
   }
 
   // Q of the previous step, or on the first step a standard normal draw every rank makes alike.
-  const std::vector<float>& warm_start(const UnitContext& unit, const Shape& s) {
+  std::vector<float>& warm_start(const UnitContext& unit, const Shape& s) {
     std::vector<float>& q = q_[unit.unit_id];
     const auto size = static_cast<std::size_t>(s.m * s.r);
     if (q.size() == size) return q;
@@ -146,7 +147,6 @@ class PowerSgd final : public Compressor {
       q[i] = static_cast<float>(radius * std::cos(angle));
       if (i + 1 < size) q[i + 1] = static_cast<float>(radius * std::sin(angle));
     }
-    if (options_.orthogonalize_initial_q) kernels::orthonormalize_columns(Backend::Cpu, q, s.m, s.r);
     return q;
   }
 
@@ -179,15 +179,15 @@ CompressorInfo powersgd_compressor() {
                          {.path = "min_compression_rate", .type = ValueType::Float, .default_value = 0.0,
                           .description = "compress a matrix only when (n+m) r' rate < n m (PyTorch hook: 2)",
                           .min = 0.0},
-                         {.path = "orthogonalize_initial_q", .type = ValueType::Boolean, .default_value = false,
-                          .description = "Gram-Schmidt on the random starting Q (PyTorch hook: true)"}},
+                         {.path = "orthogonalize_q", .type = ValueType::Boolean, .default_value = false,
+                          .description = "Gram-Schmidt on Q before every use, start and reuse (PyTorch hook: true)"}},
           .error_feedback_by_default = true,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
             return std::make_unique<PowerSgd>(Options{
                 .rank = p.get_int("rank"),
                 .start_step = static_cast<std::uint64_t>(p.get_int("start_step")),
                 .min_compression_rate = p.get_double("min_compression_rate"),
-                .orthogonalize_initial_q = p.get_bool("orthogonalize_initial_q")});
+                .orthogonalize_q = p.get_bool("orthogonalize_q")});
           }};
 }
 
