@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "lowcomm/error.hpp"
 
@@ -38,11 +39,29 @@ int rank_for_messages() { return g_rank_for_messages; }
 int exit_status_of(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
+  } catch (const ReportedFailure& reported) {
+    return reported.exit_status();
   } catch (const ConfigError&) {
     return 2;
   } catch (...) {
     return 1;
   }
+}
+
+int report_failure(const std::exception_ptr& error) {
+  const int status = exit_status_of(error);
+  const std::string where = g_rank_for_messages == 0 ? "" : " on rank " + std::to_string(g_rank_for_messages);
+  try {
+    std::rethrow_exception(error);
+  } catch (const ReportedFailure&) {
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lowcomm: %s%s: %s\n", status == 2 ? "configuration error" : "error", where.c_str(),
+                 e.what());
+  } catch (...) {
+    std::fprintf(stderr, "lowcomm: unknown error%s\n", where.c_str());
+  }
+  std::fflush(stderr);
+  return status;
 }
 
 void agree_on_failure(MPI_Comm comm, const std::function<void()>& work) {
@@ -60,7 +79,7 @@ void agree_on_failure(MPI_Comm comm, const std::function<void()>& work) {
   MPI_Allreduce(local, global, 2, MPI_INT, MPI_MAX, comm);
   if (global[0] == 0) return;
   const bool speaks = failure && (rank == 0 || global[1] == 0);
-  throw AgreedFailure{speaks ? failure : std::make_exception_ptr(StoppedByOtherRank(global[0]))};
+  throw AgreedFailure{speaks ? failure : std::make_exception_ptr(ReportedFailure(global[0]))};
 }
 
 void on_rank_zero_agreed(MPI_Comm comm, const std::function<void()>& work) {
@@ -72,13 +91,15 @@ void on_rank_zero_agreed(MPI_Comm comm, const std::function<void()>& work) {
 }
 
 int run_with_mpi(const std::function<void(MpiSession&)>& body) {
-  std::exception_ptr agreed;
+  int agreed_status = 0;
   {
     MpiSession mpi;
     try {
       body(mpi);
     } catch (const AgreedFailure& failure) {
-      agreed = failure.error;  // every rank is here: finalise normally, then report
+      // Every rank is here. Report while all ranks are alive, then finalise normally.
+      agreed_status = report_failure(failure.error);
+      MPI_Barrier(MPI_COMM_WORLD);
     } catch (const std::exception& e) {
       if (mpi.size() > 1) {
         std::fprintf(stderr, "lowcomm: error on rank %d: %s\n", mpi.rank(), e.what());
@@ -87,7 +108,7 @@ int run_with_mpi(const std::function<void(MpiSession&)>& body) {
       throw;  // one rank: main() reports it
     }
   }
-  if (agreed) std::rethrow_exception(agreed);
+  if (agreed_status != 0) throw ReportedFailure(agreed_status);
   return 0;
 }
 

@@ -8,13 +8,13 @@
 
 namespace lowcomm::cli {
 
-// Thrown on the ranks that did not fail themselves when another rank's failure stops the job;
-// main() exits non-zero without printing, since the failing rank explains.
-class StoppedByOtherRank : public std::runtime_error {
+// A failure whose message has been printed already (or that another rank explains): main()
+// only exits with its status. Agreed failures are reported before MPI_Finalize, while every rank
+// is still alive: mpiexec kills the remaining ranks as soon as one exits non-zero.
+class ReportedFailure : public std::runtime_error {
  public:
-  explicit StoppedByOtherRank(int exit_status)
-      : std::runtime_error("stopped because another rank failed"), exit_status_(exit_status) {}
-  // The status the failing rank exits with, so that mpiexec reports the same on every rank.
+  explicit ReportedFailure(int exit_status)
+      : std::runtime_error("failure already reported"), exit_status_(exit_status) {}
   int exit_status() const { return exit_status_; }
 
  private:
@@ -23,6 +23,10 @@ class StoppedByOtherRank : public std::runtime_error {
 
 // 2 for a configuration error (the user can fix the input), 1 for anything else.
 int exit_status_of(const std::exception_ptr& error);
+
+// Prints "lowcomm: configuration error[ on rank r]: ..." (or "error") to stderr and returns the
+// exit status; prints nothing for a ReportedFailure.
+int report_failure(const std::exception_ptr& error);
 
 class MpiSession {
  public:
@@ -45,8 +49,8 @@ int rank_for_messages();
 
 // Runs `work` on every rank (or only on rank 0) and makes all ranks agree on the outcome, so
 // that a failure on some ranks cannot leave the others waiting in a collective. If rank 0
-// failed, it rethrows and the others throw StoppedByOtherRank (one message, not W copies);
-// otherwise every failed rank rethrows its own error and the rest throw StoppedByOtherRank.
+// failed, only rank 0 reports its error (one message, not W copies); otherwise every failed rank
+// reports its own. All ranks then exit with the worst status.
 void agree_on_failure(MPI_Comm comm, const std::function<void()>& work);
 void on_rank_zero_agreed(MPI_Comm comm, const std::function<void()>& work);
 

@@ -9,6 +9,7 @@
 #include <numbers>
 #include <string_view>
 
+#include <Eigen/Core>
 #include <fmt/format.h>
 
 #include "lowcomm/error.hpp"
@@ -109,9 +110,25 @@ void decode_reference(const BlockLayout& l, std::span<const float> q, std::span<
   }
 }
 
-// ---- Cpu: blocks in parallel; inside a block, each sum becomes a row update vectorised across
-// the outputs it feeds (out[:] += a · row[:]), which adds the same terms in the same order as
-// the dot products above.
+// ---- Cpu ---------------------------------------------------------------------------------------
+//
+// Small transforms run the per-block loops below (blocks in parallel; inside a block, each sum
+// becomes a row update vectorised across the outputs it feeds, out[:] += a · row[:]).
+// Larger ones are rewritten as a few large matrix products (Eigen's blocked kernels), over
+// "chunks": up to kChunkFloats elements of one block row (a slab of h tensor rows), i.e. nb
+// consecutive blocks of the same block row. For a chunk X (h × nb·w, tensor layout):
+//   encode: Y = C_h · X (one product), Y reordered block by block into Yb (nb·h × w, which is
+//           the coefficient layout), then Q = Yb · C_wᵀ written straight into the coefficients;
+//   decode: V = Q · C_w (the nb·h × w coefficient rows in one product), V reordered back into
+//           tensor layout, then X = C_hᵀ · V written straight into the tensor.
+// A block length of 1 has the basis [1], so that product is skipped (h = 1 makes the whole
+// tensor a single block row already in coefficient order).
+//
+// Determinism: the chunks are cut from the layout alone, every product is run through Eigen's
+// single-threaded kernel with a blocking computed from its own sizes only, and the threads only
+// decide which chunks each of them does. So the result is the same run to run and for every
+// OMP_NUM_THREADS (Eigen's own gemm parallelisation, whose split depends on the thread count, is
+// never used).
 
 struct Basis {
   std::vector<float> c;   // C[k][n], row-major
@@ -145,7 +162,7 @@ inline void add_scaled(float* out, float a, const float* row, std::int64_t n) {
   for (std::int64_t j = 0; j < n; ++j) out[j] += a * row[j];
 }
 
-void encode_cpu(const BlockLayout& l, std::span<const float> x, std::span<float> q) {
+void encode_loops(const BlockLayout& l, std::span<const float> x, std::span<float> q) {
   const std::int64_t h = l.block_rows;
   const std::int64_t w = l.block_cols;
   const auto bh = cached_basis(h);
@@ -174,7 +191,7 @@ void encode_cpu(const BlockLayout& l, std::span<const float> x, std::span<float>
   }
 }
 
-void decode_cpu(const BlockLayout& l, std::span<const float> q, std::span<float> x) {
+void decode_loops(const BlockLayout& l, std::span<const float> q, std::span<float> x) {
   const std::int64_t h = l.block_rows;
   const std::int64_t w = l.block_cols;
   const auto bh = cached_basis(h);
@@ -200,6 +217,271 @@ void decode_cpu(const BlockLayout& l, std::span<const float> q, std::span<float>
       }
     }
   }
+}
+
+// Below this many multiply-adds (size · (h + w)) the loops beat setting up the products.
+constexpr std::int64_t kProductWork = std::int64_t{1} << 17;
+// Elements of the tensor per chunk (when a block is smaller): a chunk and its two scratch
+// copies stay in L2.
+constexpr std::int64_t kChunkFloats = std::int64_t{1} << 15;
+
+using Eigen::Index;
+
+// c (m × n, row stride ldc, column stride incr) = op(a) (m × k) · op(b) (k × n), where a is
+// stored row-major with row stride lda (AOrder RowMajor) or is the transpose of a row-major
+// k × m matrix with row stride lda (ColMajor); the same for b. Eigen's sequential GEBP kernel
+// with a blocking computed from m, n, k alone (and the cache sizes Eigen reads once), so the
+// summation order never depends on the thread count.
+template <int AOrder, int BOrder, int Incr = 1>
+void product(Index m, Index n, Index k, const float* a, Index lda, const float* b, Index ldb,
+             float* c, Index ldc, Index incr = 1) {
+  if (m == 0 || n == 0) return;
+  for (Index i = 0; i < m; ++i) {
+    for (Index j = 0; j < n; ++j) c[i * ldc + j * incr] = 0.0f;
+  }
+  using Gemm = Eigen::internal::general_matrix_matrix_product<Index, float, AOrder, false, float,
+                                                              BOrder, false, Eigen::RowMajor, Incr>;
+  Eigen::internal::gemm_blocking_space<Eigen::RowMajor, float, float, Eigen::Dynamic,
+                                       Eigen::Dynamic, Eigen::Dynamic>
+      blocking(m, n, k, 1, true);
+  Gemm::run(m, n, k, a, lda, b, ldb, c, incr, ldc, 1.0f, blocking, nullptr);
+}
+
+// The even/odd split of a length-c basis. C[k][c-1-n] = (-1)^k C[k][n], so with
+//   e[n] = x[n] + x[c-1-n], o[n] = x[n] - x[c-1-n]   (n < c/2; for odd c, e[c/2] = x[c/2])
+// the transform y = C · x is y[2m] = Σ_n even[m][n] e[n] and y[2m+1] = Σ_n odd[m][n] o[n]:
+// two half-size products, half the multiply-adds. (The odd rows' middle entry, cos(πk/2) in
+// float, is dropped: it is below 1e-16.)
+struct HalfBasis {
+  std::int64_t ne = 0, no = 0;  // (c + 1) / 2 even rows, c / 2 odd rows
+  std::vector<float> even;      // ne × ne, row-major: C[2m][n]
+  std::vector<float> odd;       // no × no, row-major: C[2m+1][n]
+};
+
+std::shared_ptr<const HalfBasis> cached_half_basis(std::int64_t length) {
+  static std::mutex mutex;
+  static std::map<std::int64_t, std::shared_ptr<const HalfBasis>> cache;
+  const auto full = cached_basis(length);
+  const std::lock_guard lock(mutex);
+  auto& slot = cache[length];
+  if (!slot) {
+    auto half = std::make_shared<HalfBasis>();
+    half->ne = (length + 1) / 2;
+    half->no = length / 2;
+    for (std::int64_t m = 0; m < half->ne; ++m) {
+      for (std::int64_t n = 0; n < half->ne; ++n) {
+        half->even.push_back(full->c[2 * m * length + n]);
+      }
+    }
+    for (std::int64_t m = 0; m < half->no; ++m) {
+      for (std::int64_t n = 0; n < half->no; ++n) {
+        half->odd.push_back(full->c[(2 * m + 1) * length + n]);
+      }
+    }
+    slot = std::move(half);
+  }
+  return slot;
+}
+
+// The chunking of a layout: `slabs` block rows of `cols` columns, each cut into chunks of
+// `per_chunk` blocks (the last chunk of a slab may have fewer).
+struct Chunks {
+  std::int64_t h, w, cols, slabs, blocks_per_slab, per_chunk, chunks_per_slab;
+
+  explicit Chunks(const BlockLayout& l)
+      : h(l.block_rows),
+        w(l.block_cols),
+        // With h = 1 the whole tensor is one block row already in coefficient order.
+        cols(h == 1 ? l.size() : l.cols),
+        slabs(h == 1 ? 1 : l.batch * (l.rows / h)),
+        blocks_per_slab(cols / w),
+        per_chunk(std::clamp<std::int64_t>(kChunkFloats / (h * w), 1, blocks_per_slab)),
+        chunks_per_slab((blocks_per_slab + per_chunk - 1) / per_chunk) {}
+
+  std::int64_t count() const { return slabs * chunks_per_slab; }
+  std::int64_t slab(std::int64_t chunk) const { return chunk / chunks_per_slab; }
+  std::int64_t first_block(std::int64_t chunk) const {
+    return (chunk % chunks_per_slab) * per_chunk;
+  }
+  std::int64_t blocks(std::int64_t chunk) const {
+    return std::min(per_chunk, blocks_per_slab - first_block(chunk));
+  }
+  // Offsets of the chunk's first element in the tensor and in the coefficients.
+  std::int64_t tensor_offset(std::int64_t chunk) const {
+    return slab(chunk) * h * cols + first_block(chunk) * w;
+  }
+  std::int64_t coefficient_offset(std::int64_t chunk) const {
+    return (slab(chunk) * blocks_per_slab + first_block(chunk)) * h * w;
+  }
+};
+
+// Row of the even/odd ordered stage-h result holding coefficient row i.
+inline std::int64_t split_row(const HalfBasis& half, std::int64_t i) {
+  return (i % 2 == 0) ? i / 2 : half.ne + i / 2;
+}
+
+// out[0..ne) = e, out[ne..c) = o of x (see HalfBasis).
+inline void split(const float* x, std::int64_t c, std::int64_t ne, float* out) {
+  const std::int64_t no = c / 2;
+#pragma omp simd
+  for (std::int64_t n = 0; n < no; ++n) {
+    out[n] = x[n] + x[c - 1 - n];
+    out[ne + n] = x[n] - x[c - 1 - n];
+  }
+  if (ne > no) out[no] = x[no];
+}
+
+// The inverse of split for the products' outputs: x[n] = e[n] + o[n], x[c-1-n] = e[n] - o[n].
+inline void join(const float* e, const float* o, std::int64_t c, float* x) {
+  const std::int64_t no = c / 2;
+#pragma omp simd
+  for (std::int64_t n = 0; n < no; ++n) {
+    x[n] = e[n] + o[n];
+    x[c - 1 - n] = e[n] - o[n];
+  }
+  if (c % 2 == 1) x[no] = e[no];
+}
+
+void encode_products(const BlockLayout& l, std::span<const float> x, std::span<float> q) {
+  const Chunks chunks(l);
+  const std::int64_t h = chunks.h, w = chunks.w, cols = chunks.cols;
+  const auto hh = cached_half_basis(h);
+  const auto hw = cached_half_basis(w);
+#pragma omp parallel if (chunks.count() > 1)
+  {
+    std::vector<float> a(static_cast<std::size_t>(h * chunks.per_chunk * w));
+    std::vector<float> y(static_cast<std::size_t>(h > 1 ? a.size() : 0));
+    std::vector<float> column(static_cast<std::size_t>(h));
+#pragma omp for schedule(static)
+    for (std::int64_t chunk = 0; chunk < chunks.count(); ++chunk) {
+      const std::int64_t nb = chunks.blocks(chunk);
+      const std::int64_t n = nb * w;
+      const float* xc = x.data() + chunks.tensor_offset(chunk);
+      float* qc = q.data() + chunks.coefficient_offset(chunk);
+      // Stage h: Y = C_h · X (h × n), its rows in even/odd order (split_row).
+      const float* stage_h = xc;
+      std::int64_t stage_h_stride = cols;
+      if (h > 1) {
+        for (std::int64_t r = 0; r < hh->no; ++r) {
+          const float* top = xc + r * cols;
+          const float* bottom = xc + (h - 1 - r) * cols;
+          float* e = &a[r * n];
+          float* o = &a[(hh->ne + r) * n];
+#pragma omp simd
+          for (std::int64_t j = 0; j < n; ++j) {
+            e[j] = top[j] + bottom[j];
+            o[j] = top[j] - bottom[j];
+          }
+        }
+        if (h % 2 == 1) std::copy_n(xc + hh->no * cols, n, &a[hh->no * n]);
+        product<Eigen::RowMajor, Eigen::RowMajor>(hh->ne, n, hh->ne, hh->even.data(), hh->ne,
+                                                  a.data(), n, y.data(), n);
+        product<Eigen::RowMajor, Eigen::RowMajor>(hh->no, n, hh->no, hh->odd.data(), hh->no,
+                                                  &a[hh->ne * n], n, &y[hh->ne * n], n);
+        stage_h = y.data();
+        stage_h_stride = n;
+      }
+      // Stage w: each block's row i (w values) becomes coefficient row b·h + i.
+      if (w == 1) {
+        for (std::int64_t b = 0; b < nb; ++b) {
+          for (std::int64_t i = 0; i < h; ++i) {
+            qc[b * h + i] = stage_h[split_row(*hh, i) * stage_h_stride + b];
+          }
+        }
+        continue;
+      }
+      for (std::int64_t b = 0; b < nb; ++b) {
+        for (std::int64_t i = 0; i < h; ++i) {
+          split(stage_h + split_row(*hh, i) * stage_h_stride + b * w, w, hw->ne,
+                &a[(b * h + i) * w]);
+        }
+      }
+      // Q[:, 2m] = E · evenᵀ, Q[:, 2m+1] = O · oddᵀ, written interleaved into the coefficients.
+      product<Eigen::RowMajor, Eigen::ColMajor, Eigen::Dynamic>(
+          nb * h, hw->ne, hw->ne, a.data(), w, hw->even.data(), hw->ne, qc, w, 2);
+      product<Eigen::RowMajor, Eigen::ColMajor, Eigen::Dynamic>(
+          nb * h, hw->no, hw->no, &a[hw->ne], w, hw->odd.data(), hw->no, qc + 1, w, 2);
+    }
+  }
+}
+
+void decode_products(const BlockLayout& l, std::span<const float> q, std::span<float> x) {
+  const Chunks chunks(l);
+  const std::int64_t h = chunks.h, w = chunks.w, cols = chunks.cols;
+  const auto hh = cached_half_basis(h);
+  const auto hw = cached_half_basis(w);
+#pragma omp parallel if (chunks.count() > 1)
+  {
+    std::vector<float> a(static_cast<std::size_t>(h * chunks.per_chunk * w));
+    std::vector<float> y(static_cast<std::size_t>(a.size()));
+#pragma omp for schedule(static)
+    for (std::int64_t chunk = 0; chunk < chunks.count(); ++chunk) {
+      const std::int64_t nb = chunks.blocks(chunk);
+      const std::int64_t n = nb * w;
+      const float* qc = q.data() + chunks.coefficient_offset(chunk);
+      float* xc = x.data() + chunks.tensor_offset(chunk);
+      // Stage h input: row split_row(i) of G (h × n, tensor column order), or the tensor itself
+      // when h = 1.
+      float* g = h > 1 ? a.data() : xc;
+      if (w == 1) {
+        for (std::int64_t b = 0; b < nb; ++b) {
+          for (std::int64_t i = 0; i < h; ++i) g[split_row(*hh, i) * n + b] = qc[b * h + i];
+        }
+      } else {
+        // Coefficient rows (nb·h of w) to [even columns | odd columns] ...
+        const std::int64_t rows = nb * h;
+        for (std::int64_t r = 0; r < rows; ++r) {
+          const float* in = qc + r * w;
+          float* out = &a[r * w];
+          for (std::int64_t m = 0; m < hw->no; ++m) {
+            out[m] = in[2 * m];
+            out[hw->ne + m] = in[2 * m + 1];
+          }
+          if (hw->ne > hw->no) out[hw->no] = in[w - 1];
+        }
+        // ... then e = E · even, o = O · odd ...
+        product<Eigen::RowMajor, Eigen::RowMajor>(rows, hw->ne, hw->ne, a.data(), w,
+                                                  hw->even.data(), hw->ne, y.data(), w);
+        product<Eigen::RowMajor, Eigen::RowMajor>(rows, hw->no, hw->no, &a[hw->ne], w,
+                                                  hw->odd.data(), hw->no, &y[hw->ne], w);
+        // ... and x = join(e, o), each block row to its place in G.
+        for (std::int64_t b = 0; b < nb; ++b) {
+          for (std::int64_t i = 0; i < h; ++i) {
+            const float* in = &y[(b * h + i) * w];
+            join(in, in + hw->ne, w, g + split_row(*hh, i) * n + b * w);
+          }
+        }
+      }
+      if (h == 1) continue;
+      // Stage h: e = evenᵀ · G_even, o = oddᵀ · G_odd, x = join(e, o) row by row.
+      product<Eigen::ColMajor, Eigen::RowMajor>(hh->ne, n, hh->ne, hh->even.data(), hh->ne,
+                                                a.data(), n, y.data(), n);
+      product<Eigen::ColMajor, Eigen::RowMajor>(hh->no, n, hh->no, hh->odd.data(), hh->no,
+                                                &a[hh->ne * n], n, &y[hh->ne * n], n);
+      for (std::int64_t r = 0; r < hh->no; ++r) {
+        const float* e = &y[r * n];
+        const float* o = &y[(hh->ne + r) * n];
+        float* top = xc + r * cols;
+        float* bottom = xc + (h - 1 - r) * cols;
+#pragma omp simd
+        for (std::int64_t j = 0; j < n; ++j) {
+          top[j] = e[j] + o[j];
+          bottom[j] = e[j] - o[j];
+        }
+      }
+      if (h % 2 == 1) std::copy_n(&y[hh->no * n], n, xc + hh->no * cols);
+    }
+  }
+}
+
+void encode_cpu(const BlockLayout& l, std::span<const float> x, std::span<float> q) {
+  if (l.size() < kProductWork / (l.block_rows + l.block_cols)) return encode_loops(l, x, q);
+  encode_products(l, x, q);
+}
+
+void decode_cpu(const BlockLayout& l, std::span<const float> q, std::span<float> x) {
+  if (l.size() < kProductWork / (l.block_rows + l.block_cols)) return decode_loops(l, q, x);
+  decode_products(l, q, x);
 }
 
 }  // namespace

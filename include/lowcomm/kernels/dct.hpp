@@ -4,13 +4,22 @@
 // Q = C_h · X · C_wᵀ with C_c the orthonormal DCT-II basis of length c, so decode(encode(x)) is x
 // up to float rounding.
 //
-// Arithmetic (the reference does it in fp32, so do we): products and sums in float, each output
-// a sum started at 0 and taken in ascending order of the summed index, in two passes.
+// Arithmetic (the reference does it in fp32, so do we): products and sums in float. Reference,
+// the definition, starts each output's sum at 0 and takes it in ascending order of the summed
+// index, in two passes:
 //   encode: T[r][j] = Σ_c X[r][c]·C_w[j][c]      then  Q[i][j] = Σ_r C_h[i][r]·T[r][j]
 //   decode: U[i][c] = Σ_j Q[i][j]·C_w[j][c]      then  X[r][c] = Σ_i C_h[i][r]·U[i][c]
-// The Cpu backend keeps that order per element (it vectorises across outputs, not across a sum),
-// so it matches Reference bitwise unless the compiler contracts a·b+c into an FMA; the tests
-// allow 2·(h+w+2)·eps·‖X_block‖ per element, twice the rounding bound of either backend.
+// Cpu runs small tensors as per-block loops and larger ones as matrix products (Eigen): the
+// C_h pass over a whole chunk of a block row at once, the C_w pass over all the chunk's block rows
+// at once, each split into even and odd basis rows (C[k][c-1-n] = (-1)^k C[k][n] halves the
+// multiply-adds). Its sums are in a different order, so it matches Reference within float
+// rounding, not bitwise. It is deterministic: the same bits run to run and for every thread
+// count (chunks depend on the layout only; no product is split between threads).
+// Error bound, for either backend and any summation order: every output is within
+// (h+w)·eps/2·‖block‖₂ of the exact transform with the float basis (‖block‖₂ the Frobenius norm
+// of the input block), so the backends differ by at most (h+w)·eps·‖block‖₂. Typical
+// differences are far smaller, of order sqrt(h+w)·eps·(block RMS + |value|); the tests hold Cpu
+// to 4·sqrt(h+w+2)·eps·(block RMS + |value|) against Reference.
 #include <cstdint>
 #include <span>
 #include <vector>
