@@ -7,22 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "kernel_test_support.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm::kernels {
 namespace {
 
-template <typename F>
-void expect_error(F&& call, const std::string& part1, const std::string& part2 = "") {
-  try {
-    call();
-    ADD_FAILURE() << "expected lowcomm::Error mentioning '" << part1 << "'";
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find(part1), std::string::npos) << message;
-    EXPECT_NE(message.find(part2), std::string::npos) << message;
-  }
-}
+using test::expect_error;
 
 // The definition, walked the slow way.
 std::int64_t brute_block_length(std::int64_t n, std::int64_t chunk) {

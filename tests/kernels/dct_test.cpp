@@ -13,30 +13,14 @@
 #include <thread>
 #include <vector>
 
+#include "kernel_test_support.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm::kernels {
 namespace {
 
-template <typename F>
-void expect_error(F&& call, const std::string& part1, const std::string& part2 = "") {
-  try {
-    call();
-    ADD_FAILURE() << "expected lowcomm::Error mentioning '" << part1 << "'";
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find(part1), std::string::npos) << message;
-    EXPECT_NE(message.find(part2), std::string::npos) << message;
-  }
-}
-
-std::vector<float> random_values(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = uniform(rng);
-  return v;
-}
+using test::expect_error;
+using test::uniform_values;
 
 // Where element (row r, col c) of block `block` lives in the row-major tensor, written out
 // from the numbering rule (batch, block row, block col) rather than copied from the kernel.
@@ -190,7 +174,7 @@ TEST(DctEncode, ReferenceMatchesTheDefinitionInDouble) {
   std::uint64_t seed = 1;
   for (const Case& c : cases()) {
     const BlockLayout l = block_layout(c.shape, c.chunk);
-    const std::vector<float> x = random_values(static_cast<std::size_t>(l.size()), seed++);
+    const std::vector<float> x = uniform_values(static_cast<std::size_t>(l.size()), seed++);
     // The double definition costs size · h·w; the largest cases are there for Cpu.
     if (l.size() * l.block_size() > (std::int64_t{1} << 28)) continue;
     std::vector<float> q(x.size());
@@ -210,7 +194,7 @@ TEST(DctEncode, CpuMatchesReferenceAtEveryThreadCount) {
     omp_set_num_threads(threads);
     for (const Case& c : cases()) {
       const BlockLayout l = block_layout(c.shape, c.chunk);
-      const std::vector<float> x = random_values(static_cast<std::size_t>(l.size()), seed++);
+      const std::vector<float> x = uniform_values(static_cast<std::size_t>(l.size()), seed++);
       std::vector<float> expected(x.size());
       std::vector<float> actual(x.size(), std::numeric_limits<float>::quiet_NaN());
       dct_encode_blocks(Backend::Reference, l, x, expected);
@@ -232,7 +216,7 @@ TEST(DctDecode, CpuMatchesReferenceAtEveryThreadCount) {
     omp_set_num_threads(threads);
     for (const Case& c : cases()) {
       const BlockLayout l = block_layout(c.shape, c.chunk);
-      const std::vector<float> q = random_values(static_cast<std::size_t>(l.size()), seed++);
+      const std::vector<float> q = uniform_values(static_cast<std::size_t>(l.size()), seed++);
       std::vector<float> expected(q.size());
       std::vector<float> actual(q.size(), std::numeric_limits<float>::quiet_NaN());
       dct_decode_blocks(Backend::Reference, l, q, expected);
@@ -257,7 +241,7 @@ TEST(DctDecode, InvertsEncode) {
   for (Backend backend : {Backend::Reference, Backend::Cpu}) {
     for (const Case& c : cases()) {
       const BlockLayout l = block_layout(c.shape, c.chunk);
-      const std::vector<float> x = random_values(static_cast<std::size_t>(l.size()), seed++);
+      const std::vector<float> x = uniform_values(static_cast<std::size_t>(l.size()), seed++);
       std::vector<float> q(x.size());
       std::vector<float> back(x.size());
       dct_encode_blocks(backend, l, x, q);
@@ -273,7 +257,7 @@ TEST(DctCpu, BitwiseRepeatableAtEveryThreadCount) {
   std::uint64_t seed = 500;
   for (const Case& c : cases()) {
     const BlockLayout l = block_layout(c.shape, c.chunk);
-    const std::vector<float> x = random_values(static_cast<std::size_t>(l.size()), seed++);
+    const std::vector<float> x = uniform_values(static_cast<std::size_t>(l.size()), seed++);
     std::vector<float> first_q, first_back;
     for (int threads : {1, 2, 3, 1}) {
       omp_set_num_threads(threads);
@@ -303,7 +287,7 @@ TEST(DctEncode, CachedBasesAreSafeAcrossThreads) {
   for (std::size_t t = 0; t < fresh.size(); ++t) {
     callers.emplace_back([&, t] {
       const BlockLayout l = block_layout(fresh[t].shape, fresh[t].chunk);
-      const std::vector<float> x = random_values(static_cast<std::size_t>(l.size()), 400 + t);
+      const std::vector<float> x = uniform_values(static_cast<std::size_t>(l.size()), 400 + t);
       results[t].resize(x.size());
       dct_encode_blocks(Backend::Cpu, l, x, results[t]);
     });
@@ -311,7 +295,7 @@ TEST(DctEncode, CachedBasesAreSafeAcrossThreads) {
   for (std::thread& caller : callers) caller.join();
   for (std::size_t t = 0; t < fresh.size(); ++t) {
     const BlockLayout l = block_layout(fresh[t].shape, fresh[t].chunk);
-    const std::vector<float> x = random_values(static_cast<std::size_t>(l.size()), 400 + t);
+    const std::vector<float> x = uniform_values(static_cast<std::size_t>(l.size()), 400 + t);
     std::vector<float> expected(x.size());
     dct_encode_blocks(Backend::Reference, l, x, expected);
     const std::vector<double> norms = block_norms(l, expected);

@@ -11,29 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "kernel_test_support.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm::kernels {
 namespace {
 
-template <typename F>
-void expect_error(F&& call, const std::string& part1, const std::string& part2 = "") {
-  try {
-    call();
-    ADD_FAILURE() << "expected lowcomm::Error mentioning '" << part1 << "'";
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find(part1), std::string::npos) << message;
-    EXPECT_NE(message.find(part2), std::string::npos) << message;
-  }
-}
-
-void expect_bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    ASSERT_EQ(std::bit_cast<std::uint32_t>(a[i]), std::bit_cast<std::uint32_t>(b[i])) << i;
-  }
-}
+using test::expect_bitwise_equal;
+using test::expect_error;
 
 TEST(Sign, SpecialValues) {
   constexpr float nan = std::numeric_limits<float>::quiet_NaN();

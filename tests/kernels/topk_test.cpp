@@ -11,22 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "kernel_test_support.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm::kernels {
 namespace {
 
-template <typename F>
-void expect_error(F&& call, const std::string& part1, const std::string& part2 = "") {
-  try {
-    call();
-    ADD_FAILURE() << "expected lowcomm::Error mentioning '" << part1 << "'";
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find(part1), std::string::npos) << message;
-    EXPECT_NE(message.find(part2), std::string::npos) << message;
-  }
-}
+using test::expect_bitwise_equal;
+using test::expect_error;
+using test::uniform_values;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -41,14 +34,6 @@ std::vector<float> tied_values(std::size_t n, std::uint64_t seed) {
   std::discrete_distribution<int> pick({30, 30, 30, 20, 20, 30, 30, 30, 3, 3, 1, 1, 1, 1});
   std::vector<float> v(n);
   for (float& x : v) x = pool[pick(rng)];
-  return v;
-}
-
-std::vector<float> uniform_values(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = uniform(rng);
   return v;
 }
 

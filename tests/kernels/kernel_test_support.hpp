@@ -1,0 +1,46 @@
+#pragma once
+// Helpers shared by the kernel tests.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lowcomm/error.hpp"
+
+namespace lowcomm::kernels::test {
+
+// `call` must throw lowcomm::Error whose message contains both parts.
+template <typename F>
+void expect_error(F&& call, const std::string& part1, const std::string& part2 = "") {
+  try {
+    call();
+    ADD_FAILURE() << "expected lowcomm::Error mentioning '" << part1 << "'";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(part1), std::string::npos) << message;
+    EXPECT_NE(message.find(part2), std::string::npos) << message;
+  }
+}
+
+// Equal bit for bit (so +0 differs from -0, and NaNs compare by payload).
+inline void expect_bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(a[i]), std::bit_cast<std::uint32_t>(b[i]))
+        << "element " << i << ": " << a[i] << " vs " << b[i];
+  }
+}
+
+// n values uniform in [-1, 1), reproducible from the seed.
+inline std::vector<float> uniform_values(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = uniform(rng);
+  return v;
+}
+
+}  // namespace lowcomm::kernels::test
