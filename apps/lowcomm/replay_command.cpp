@@ -9,7 +9,6 @@
 // own, so it is not counted as traffic. The output is written to OUT.partial and renamed to OUT
 // only once complete: a file named OUT is always a finished replay.
 #include <fmt/format.h>
-#include <hdf5.h>
 
 #include <algorithm>
 #include <climits>
@@ -26,21 +25,19 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "lowcomm/build_info.hpp"
 #include "lowcomm/comm/collective_schedule.hpp"
 #include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/compress/compressed_all_reduce.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/log/gradient_trace.hpp"
+#include "lowcomm/log/replay_output.hpp"
 #include "mpi_session.hpp"
 #include "run_config.hpp"
 
 namespace lowcomm::cli {
 
 namespace {
-
-constexpr std::int64_t kFormatVersion = 1;
 
 struct ReplayArguments {
   ConfigArguments config;
@@ -69,308 +66,6 @@ void add_replay_keys(ConfigSchema& schema) {
 }
 
 namespace {
-
-// ---- the output file (HDF5 C API; rank 0 only) -----------------------------------------------
-
-// One HDF5 identifier, closed with the function it was opened for.
-class H5Object {
- public:
-  using Closer = herr_t (*)(hid_t);
-  H5Object(hid_t id, Closer closer) : id_(id), closer_(closer) {}
-  H5Object(H5Object&& other) noexcept
-      : id_(std::exchange(other.id_, H5I_INVALID_HID)), closer_(other.closer_) {}
-  H5Object& operator=(H5Object&& other) noexcept {
-    if (this != &other) {
-      close();
-      id_ = std::exchange(other.id_, H5I_INVALID_HID);
-      closer_ = other.closer_;
-    }
-    return *this;
-  }
-  H5Object(const H5Object&) = delete;
-  H5Object& operator=(const H5Object&) = delete;
-  ~H5Object() { close(); }
-  hid_t get() const { return id_; }
-  herr_t close() { return id_ < 0 ? 0 : closer_(std::exchange(id_, H5I_INVALID_HID)); }
-
- private:
-  hid_t id_;
-  Closer closer_;
-};
-
-herr_t keep_innermost(unsigned, const H5E_error2_t* error, void* cause) {
-  *static_cast<std::string*>(cause) = error->desc != nullptr ? error->desc : "";
-  return 0;
-}
-
-// Replay output problems are not configuration mistakes: lowcomm::Error, exit status 1.
-[[noreturn]] void output_error(const std::filesystem::path& file, std::string_view what) {
-  std::string cause;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, keep_innermost, &cause);
-  H5Eclear2(H5E_DEFAULT);
-  throw Error(fmt::format("replay output {}: {}{}", file.string(), what,
-                          cause.empty() ? "" : fmt::format(" (HDF5: {})", cause)));
-}
-
-hid_t checked(hid_t id, const std::filesystem::path& file, std::string_view what) {
-  if (id < 0) output_error(file, what);
-  return id;
-}
-
-// A fixed-size dataset [rows, *row_shape], written one row (or one [row, rank] slice) at a time.
-class RowDataset {
- public:
-  RowDataset(hid_t parent, const std::string& name, hid_t file_type, hid_t memory_type,
-             std::vector<hsize_t> dims, const std::filesystem::path& file)
-      : dataset_(H5I_INVALID_HID, H5Dclose), memory_type_(memory_type), dims_(std::move(dims)),
-        name_(name), file_(file) {
-    const H5Object space(checked(H5Screate_simple(static_cast<int>(dims_.size()), dims_.data(),
-                                                  nullptr),
-                                 file, "cannot make a dataspace"),
-                         H5Sclose);
-    // Created intermediate groups (/metrics) come from the link-creation property list.
-    const H5Object links(checked(H5Pcreate(H5P_LINK_CREATE), file, "cannot make properties"),
-                         H5Pclose);
-    H5Pset_create_intermediate_group(links.get(), 1);
-    dataset_ = H5Object(checked(H5Dcreate2(parent, name.c_str(), file_type, space.get(),
-                                           links.get(), H5P_DEFAULT, H5P_DEFAULT),
-                                file, "cannot create " + name),
-                        H5Dclose);
-  }
-
-  // Writes the block that starts at `leading` (one index per leading dimension) and spans the
-  // remaining dimensions.
-  void write(std::span<const hsize_t> leading, const void* data) {
-    const std::string what = "cannot write " + name_;
-    const H5Object space(checked(H5Dget_space(dataset_.get()), file_, what), H5Sclose);
-    std::vector<hsize_t> start(dims_.size(), 0), count(dims_);
-    hsize_t elements = 1;
-    for (std::size_t d = 0; d < dims_.size(); ++d) {
-      if (d < leading.size()) {
-        start[d] = leading[d];
-        count[d] = 1;
-      }
-      elements *= count[d];
-    }
-    if (H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
-                            nullptr) < 0) {
-      output_error(file_, what);
-    }
-    const H5Object memory(checked(H5Screate_simple(1, &elements, nullptr), file_, what),
-                          H5Sclose);
-    if (H5Dwrite(dataset_.get(), memory_type_, memory.get(), space.get(), H5P_DEFAULT, data) < 0) {
-      output_error(file_, what);
-    }
-  }
-
- private:
-  H5Object dataset_;
-  hid_t memory_type_;
-  std::vector<hsize_t> dims_;
-  std::string name_;
-  std::filesystem::path file_;
-};
-
-// What each rank contributes to one row of the output besides its parameters.
-struct RankStep {
-  std::int64_t bytes_sent = 0;
-  std::int64_t bytes_received = 0;
-  std::int64_t payload_bytes = 0;
-  double relative_error = 0;
-  double cosine = 0;
-  double measured_comm_s = 0;
-  double modelled_comm_s = 0;
-  double codec_s = 0;
-};
-
-struct OutputMetadata {
-  std::string config;
-  std::string trace;
-  std::string compressor;
-  std::string network;
-  std::int64_t seed;
-  double lr;
-  std::vector<std::int64_t> dense_bytes_sent;  // per rank and step with compressor none
-};
-
-// OUT.partial while it is written; renamed to OUT by commit(), removed when destroyed uncommitted.
-class ReplayOutput {
- public:
-  ReplayOutput(std::filesystem::path out, const std::vector<TraceTensor>& tensors, int world_size,
-               std::int64_t steps, const OutputMetadata& metadata)
-      : out_(std::move(out)), partial_(out_.string() + ".partial"),
-        file_(checked(H5Fcreate(partial_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                      partial_, "cannot create the file; check that its folder exists and is "
-                                "writable"),
-              H5Fclose) {
-    const hid_t root = file_.get();
-    const auto w = static_cast<hsize_t>(world_size), rows = static_cast<hsize_t>(steps);
-    for (const TraceTensor& t : tensors) {
-      std::vector<hsize_t> dims{rows + 1, w};
-      dims.insert(dims.end(), t.shape.begin(), t.shape.end());
-      params_.emplace_back(root, "params/" + t.name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT,
-                           std::move(dims), partial_);
-    }
-    const auto per_rank = [&](const char* name, hid_t file_type, hid_t memory_type) {
-      return RowDataset(root, name, file_type, memory_type, {rows, w}, partial_);
-    };
-    bytes_sent_.emplace(per_rank("bytes_sent", H5T_STD_I64LE, H5T_NATIVE_INT64));
-    bytes_received_.emplace(per_rank("bytes_received", H5T_STD_I64LE, H5T_NATIVE_INT64));
-    payload_bytes_.emplace(per_rank("payload_bytes", H5T_STD_I64LE, H5T_NATIVE_INT64));
-    relative_error_.emplace(per_rank("metrics/relative_error", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE));
-    cosine_.emplace(per_rank("metrics/cosine", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE));
-    measured_.emplace(per_rank("metrics/measured_comm_s", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE));
-    codec_.emplace(per_rank("metrics/codec_s", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE));
-    modelled_.emplace(root, "metrics/modelled_comm_s", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
-                      std::vector<hsize_t>{rows}, partial_);
-    RowDataset dense(root, "dense_bytes_sent", H5T_STD_I64LE, H5T_NATIVE_INT64, {w}, partial_);
-    dense.write({}, metadata.dense_bytes_sent.data());
-
-    std::vector<std::string> names;
-    for (const TraceTensor& t : tensors) names.push_back(t.name);
-    std::int64_t dense_bytes = 0;
-    for (const TraceTensor& t : tensors) dense_bytes += t.numel() * 4;
-    write_int("format_version", kFormatVersion);
-    write_string("lowcomm_version", build_info().version);
-    write_string("git_revision", build_info().git_revision);
-    write_string("config", metadata.config);
-    write_string("trace", metadata.trace);
-    write_string("compressor", metadata.compressor);
-    write_string("network", metadata.network);
-    write_int("world_size", world_size);
-    write_int("steps", steps);
-    write_int("seed", metadata.seed);
-    write_double("lr", metadata.lr);
-    write_int("dense_bytes", dense_bytes);
-    write_strings("tensors", names);
-  }
-
-  ReplayOutput(const ReplayOutput&) = delete;
-  ReplayOutput& operator=(const ReplayOutput&) = delete;
-
-  ~ReplayOutput() {
-    if (committed_) return;
-    close_datasets();
-    file_.close();
-    std::error_code ignored;
-    std::filesystem::remove(partial_, ignored);
-  }
-
-  // Parameters of rank `rank` after `row` steps (row 0: the initial values), all tensors
-  // concatenated in order.
-  void write_params(std::int64_t row, int rank, std::span<const float> flat) {
-    std::size_t offset = 0;
-    const hsize_t leading[2] = {static_cast<hsize_t>(row), static_cast<hsize_t>(rank)};
-    for (std::size_t t = 0; t < params_.size(); ++t) {
-      params_[t].write(leading, flat.data() + offset);
-      offset += static_cast<std::size_t>(numel_[t]);
-    }
-  }
-  void set_numel(std::vector<std::int64_t> numel) { numel_ = std::move(numel); }
-
-  // One step's values of every rank, in rank order.
-  void write_step(std::int64_t step, std::span<const RankStep> ranks) {
-    const hsize_t row[1] = {static_cast<hsize_t>(step)};
-    const auto column = [&](auto member) {
-      using T = std::remove_cvref_t<decltype(ranks[0].*member)>;
-      std::vector<T> values;
-      for (const RankStep& r : ranks) values.push_back(r.*member);
-      return values;
-    };
-    bytes_sent_->write(row, column(&RankStep::bytes_sent).data());
-    bytes_received_->write(row, column(&RankStep::bytes_received).data());
-    payload_bytes_->write(row, column(&RankStep::payload_bytes).data());
-    relative_error_->write(row, column(&RankStep::relative_error).data());
-    cosine_->write(row, column(&RankStep::cosine).data());
-    measured_->write(row, column(&RankStep::measured_comm_s).data());
-    codec_->write(row, column(&RankStep::codec_s).data());
-    // Every rank is charged the same modelled time for a collective (the slowest link's), so
-    // one value per step suffices; the maximum guards against a model that ever differs.
-    double modelled = 0;
-    for (const RankStep& r : ranks) modelled = std::max(modelled, r.modelled_comm_s);
-    modelled_->write(row, &modelled);
-  }
-
-  // Closes the file, checking that its last writes succeeded, and gives it its final name.
-  void commit() {
-    close_datasets();
-    if (file_.close() < 0) output_error(partial_, "cannot finish writing the file");
-    std::error_code error;
-    std::filesystem::rename(partial_, out_, error);
-    if (error) {
-      throw Error(fmt::format("replay output: cannot rename {} to {}: {}", partial_.string(),
-                              out_.string(), error.message()));
-    }
-    committed_ = true;
-  }
-
- private:
-  template <class T>
-  void write_attribute(const char* name, hid_t file_type, hid_t memory_type, const T& value) {
-    const H5Object space(checked(H5Screate(H5S_SCALAR), partial_, "cannot make a dataspace"),
-                         H5Sclose);
-    const H5Object attribute(checked(H5Acreate2(file_.get(), name, file_type, space.get(),
-                                                H5P_DEFAULT, H5P_DEFAULT),
-                                     partial_, fmt::format("cannot write attribute '{}'", name)),
-                             H5Aclose);
-    if (H5Awrite(attribute.get(), memory_type, &value) < 0) {
-      output_error(partial_, fmt::format("cannot write attribute '{}'", name));
-    }
-  }
-  H5Object string_type() {
-    H5Object type(checked(H5Tcopy(H5T_C_S1), partial_, "cannot make a string type"), H5Tclose);
-    H5Tset_size(type.get(), H5T_VARIABLE);
-    H5Tset_cset(type.get(), H5T_CSET_UTF8);  // h5py reads variable-length UTF-8 as str
-    return type;
-  }
-  void write_int(const char* name, std::int64_t value) {
-    write_attribute(name, H5T_STD_I64LE, H5T_NATIVE_INT64, value);
-  }
-  void write_double(const char* name, double value) {
-    write_attribute(name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, value);
-  }
-  void write_string(const char* name, std::string_view value) {
-    const std::string text(value);
-    const char* data = text.c_str();
-    const H5Object type = string_type();
-    write_attribute(name, type.get(), type.get(), data);
-  }
-  void write_strings(const char* name, const std::vector<std::string>& values) {
-    const H5Object type = string_type();
-    const hsize_t count = values.size();
-    const H5Object space(checked(H5Screate_simple(1, &count, nullptr), partial_,
-                                 "cannot make a dataspace"),
-                         H5Sclose);
-    const H5Object attribute(checked(H5Acreate2(file_.get(), name, type.get(), space.get(),
-                                                H5P_DEFAULT, H5P_DEFAULT),
-                                     partial_, fmt::format("cannot write attribute '{}'", name)),
-                             H5Aclose);
-    std::vector<const char*> data;
-    for (const std::string& value : values) data.push_back(value.c_str());
-    if (H5Awrite(attribute.get(), type.get(), data.data()) < 0) {
-      output_error(partial_, fmt::format("cannot write attribute '{}'", name));
-    }
-  }
-
-  // Datasets must be closed before the file, whose close writes them out.
-  void close_datasets() {
-    params_.clear();
-    for (auto* dataset : {&bytes_sent_, &bytes_received_, &payload_bytes_, &relative_error_,
-                          &cosine_, &measured_, &codec_, &modelled_}) {
-      dataset->reset();
-    }
-  }
-
-  std::filesystem::path out_, partial_;
-  H5Object file_;
-  std::vector<RowDataset> params_;
-  std::vector<std::int64_t> numel_;
-  std::optional<RowDataset> bytes_sent_, bytes_received_, payload_bytes_, relative_error_,
-      cosine_, measured_, codec_, modelled_;
-  bool committed_ = false;
-};
-
-// ---- the replay ------------------------------------------------------------------------------
 
 // How far the compressor's aggregate is from the dense mean, over all tensors at once.
 // relative_error = |a - m| / |m|; cosine = a.m / (|a| |m|). A zero mean makes both undefined:
@@ -421,8 +116,6 @@ std::vector<std::span<float>> views(std::vector<float>& flat, std::span<const Te
 
 int run(const ReplayArguments& arguments) {
   return run_with_mpi([&](MpiSession& mpi) {
-    // HDF5 would print its error stack; failures are reported as exceptions instead.
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     const ConfigSchema schema = replay_schema();
     const Config config = load_config_on_all_ranks(arguments.config, schema, MPI_COMM_WORLD);
     const int w = mpi.size(), rank = mpi.rank();
@@ -456,11 +149,9 @@ int run(const ReplayArguments& arguments) {
     });
 
     std::vector<TensorInfo> tensors;
-    std::vector<std::int64_t> numel;
     std::int64_t total = 0;
     for (const TraceTensor& t : trace->tensors()) {
       tensors.push_back({t.name, t.shape});
-      numel.push_back(t.numel());
       total += t.numel();
     }
     const auto n = static_cast<std::size_t>(total);
@@ -506,7 +197,7 @@ int run(const ReplayArguments& arguments) {
         throw ConfigError(fmt::format("--out {} exists: pass --force to replace it, or choose "
                                       "another path", arguments.out));
       }
-      const OutputMetadata metadata{
+      const ReplayOutputMetadata metadata{
           .config = config.to_toml(),
           .trace = std::filesystem::absolute(arguments.trace).string(),
           .compressor = compressor_name,
@@ -515,7 +206,6 @@ int run(const ReplayArguments& arguments) {
           .lr = config.get_double("replay.lr"),
           .dense_bytes_sent = dense_sent};
       output.emplace(out, trace->tensors(), w, steps, metadata);
-      output->set_numel(numel);
       // Every rank starts from the same values, read from the same file.
       for (int r = 0; r < w; ++r) output->write_params(0, r, params);
     });

@@ -28,5 +28,6 @@
 #include "lowcomm/kernels/scatter.hpp"
 #include "lowcomm/kernels/topk.hpp"
 #include "lowcomm/log/gradient_trace.hpp"
+#include "lowcomm/log/replay_output.hpp"
 #include "lowcomm/log/run_log.hpp"
 #include "lowcomm/log/run_metadata.hpp"

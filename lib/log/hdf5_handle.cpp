@@ -22,11 +22,11 @@ std::string hdf5_error_cause() {
   return cause;
 }
 
-void throw_log_error(const std::filesystem::path& file, std::string_view what,
+void throw_log_error(const ReportedFile& file, std::string_view what,
                      std::string_view advice) {
   const std::string cause = hdf5_error_cause();
   H5Eclear2(H5E_DEFAULT);
-  std::string message = fmt::format("run log {}: {}", file.string(), what);
+  std::string message = fmt::format("{} {}: {}", file.kind, file.path.string(), what);
   if (!cause.empty()) message += fmt::format(" (HDF5: {})", cause);
   if (!advice.empty()) message += fmt::format(". {}", advice);
   throw LogError(message);

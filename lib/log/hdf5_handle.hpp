@@ -63,18 +63,28 @@ class SilenceHdf5Errors {
   void* data_ = nullptr;
 };
 
+// How messages name the file an HDF5 failure concerns: "<kind> <path>". Implicit from a path,
+// which reads "run log <path>", so the log's calls pass their path; other files written with
+// these helpers (the replay output) name their own kind.
+struct ReportedFile {
+  ReportedFile(const std::filesystem::path& path, std::string_view kind = "run log")
+      : path(path), kind(kind) {}
+  const std::filesystem::path& path;
+  std::string_view kind;
+};
+
 // The innermost message on this thread's HDF5 error stack (the cause, e.g. "file is already open
 // for write"), or "" when the stack is empty.
 std::string hdf5_error_cause();
 
-// Throws LogError "run log <file>: <what> (HDF5: <cause>). <advice>"; what and advice should say
-// what failed and what the user can do about it.
-[[noreturn]] void throw_log_error(const std::filesystem::path& file, std::string_view what,
+// Throws LogError "<file.kind> <file.path>: <what> (HDF5: <cause>). <advice>"; what and advice
+// should say what failed and what the user can do about it.
+[[noreturn]] void throw_log_error(const ReportedFile& file, std::string_view what,
                                   std::string_view advice = {});
 
 // HDF5 calls return a negative id or status on failure.
 template <std::signed_integral Status>
-Status check(Status status, const std::filesystem::path& file, std::string_view what,
+Status check(Status status, const ReportedFile& file, std::string_view what,
              std::string_view advice = {}) {
   if (status < 0) throw_log_error(file, what, advice);
   return status;
