@@ -140,7 +140,7 @@ SyncReport CompressedAllReduce::run(std::uint64_t step, std::span<const std::spa
   report.codec_s += seconds_since(start);
 
   std::vector<Received> received(units_.size());
-  std::vector<std::vector<std::byte>> gathered_storage;
+  std::vector<std::byte> gathered_storage;  // the round's all-gather result, which received[] views
   std::vector<float> summed;
   for (int round = 0;; ++round) {
     const bool any = std::ranges::any_of(messages, [](const auto& m) { return m.has_value(); });
@@ -172,7 +172,7 @@ SyncReport CompressedAllReduce::run(std::uint64_t step, std::span<const std::spa
 }
 
 void CompressedAllReduce::exchange(std::vector<std::optional<Message>>& messages, int round, std::uint64_t step,
-                                   std::vector<Received>& received, std::vector<std::vector<std::byte>>& gathered,
+                                   std::vector<Received>& received, std::vector<std::byte>& gathered,
                                    std::vector<float>& summed) {
   const int world = comm_.size();
   for (Received& r : received) r = Received{};
@@ -233,8 +233,8 @@ void CompressedAllReduce::exchange(std::vector<std::optional<Message>>& messages
   } else {
     all = comm_.all_gather_v(std::span<const std::byte>(mine), &counts);
   }
-  gathered.assign(1, std::move(all));
-  const std::span<const std::byte> everything(gathered[0]);
+  gathered = std::move(all);
+  const std::span<const std::byte> everything(gathered);
 
   for (std::size_t u : gathering) received[u].gathered.resize(static_cast<std::size_t>(world));
   std::size_t rank_offset = 0;

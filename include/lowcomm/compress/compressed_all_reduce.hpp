@@ -47,7 +47,7 @@ class CompressedAllReduce {
   };
   UnitContext context(const Unit& unit, std::uint64_t step) const;
   void exchange(std::vector<std::optional<Message>>& messages, int round, std::uint64_t step,
-                std::vector<Received>& received, std::vector<std::vector<std::byte>>& gathered,
+                std::vector<Received>& received, std::vector<std::byte>& gathered,
                 std::vector<float>& summed);
 
   Communicator& comm_;
