@@ -31,3 +31,4 @@
 #include "lowcomm/log/replay_output.hpp"
 #include "lowcomm/log/run_log.hpp"
 #include "lowcomm/log/run_metadata.hpp"
+#include "lowcomm/optim/optim.hpp"

@@ -1,0 +1,65 @@
+#pragma once
+// A local optimizer: applies one step to a list of parameter tensors given their (already
+// aggregated) gradients and the learning rate of that step. Strategies own the schedule, the
+// clipping and the aggregation; an optimizer only keeps per-tensor state (momenta, Adam moments)
+// and its step count.
+//
+// State is indexed by the position of a tensor in the list, so callers pass the tensors in the
+// same order every step. It is created on the first step, for every tensor at once, and saved /
+// restored through a StateDict: a restored optimizer continues bitwise identically.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "lowcomm/compress/state_dict.hpp"
+
+namespace lowcomm {
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+
+  virtual std::string_view name() const = 0;
+
+  // params[i] ← update(params[i], grads[i], lr). Throws lowcomm::Error, modifying nothing, when lr
+  // is negative or not finite, when the number of tensors differs from the first step's, or when
+  // a gradient's size differs from its parameter's or a parameter's from its state (the message
+  // names the tensor index).
+  virtual void step(std::span<const std::span<float>> params,
+                    std::span<const std::span<const float>> grads, double lr) = 0;
+
+  // Optimizer steps taken so far (0 before the first).
+  virtual std::int64_t steps() const = 0;
+
+  // Keys are `prefix` followed by a relative name: "tensors", "steps", "<buffer>/<index>". The
+  // prefix is used as given, so pass e.g. "optimizer/" to keep a separator. load_state replaces
+  // all state and throws lowcomm::Error naming the key when one is missing or inconsistent.
+  virtual void save_state(StateDict& state, std::string_view prefix) const = 0;
+  virtual void load_state(const StateDict& state, std::string_view prefix) = 0;
+
+ protected:
+  using Sizes = std::vector<std::size_t>;
+  using Buffers = std::vector<std::vector<float>>;
+
+  // The checks every step() starts with; `sizes` are the tensor sizes of the first step, empty
+  // before it (then any sizes are accepted).
+  static void check_step(std::string_view optimizer, std::span<const std::span<float>> params,
+                         std::span<const std::span<const float>> grads, double lr,
+                         const Sizes& sizes);
+  static Sizes sizes_of(std::span<const std::span<float>> params);
+  static Buffers zeros(const Sizes& sizes);
+
+  // "steps", "tensors" and "size/<i>", then one "<name>/<i>" per buffer.
+  static void save_common(StateDict& state, std::string_view prefix, std::int64_t steps,
+                          const Sizes& sizes);
+  static void load_common(const StateDict& state, std::string_view prefix, std::int64_t& steps,
+                          Sizes& sizes);
+  static void save_buffers(StateDict& state, std::string_view prefix, std::string_view name,
+                           const Buffers& buffers);
+  static Buffers load_buffers(const StateDict& state, std::string_view prefix,
+                              std::string_view name, const Sizes& sizes);
+};
+
+}  // namespace lowcomm

@@ -1,0 +1,63 @@
+#include "lowcomm/optim/signum.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "lowcomm/error.hpp"
+
+namespace lowcomm {
+
+void SignumOptions::validate(std::string_view key_prefix) const {
+  if (!(beta >= 0.0 && beta < 1.0))
+    throw ConfigError(fmt::format("{}.beta = {}: must be in [0, 1)", key_prefix, beta));
+  if (!(weight_decay >= 0.0) || !std::isfinite(weight_decay))
+    throw ConfigError(
+        fmt::format("{}.weight_decay = {}: must be >= 0", key_prefix, weight_decay));
+}
+
+Signum::Signum(SignumOptions options) : options_(options) { options_.validate("signum"); }
+
+void Signum::step(std::span<const std::span<float>> params,
+                  std::span<const std::span<const float>> grads, double lr) {
+  check_step("signum", params, grads, lr, sizes_);
+  if (steps_ == 0) {
+    sizes_ = sizes_of(params);
+    momentum_ = zeros(sizes_);
+  }
+  const float beta = static_cast<float>(options_.beta);
+  const float one_minus_beta = static_cast<float>(1.0 - options_.beta);
+  const float decay = static_cast<float>(1.0 - lr * options_.weight_decay);
+  const float neg_lr = static_cast<float>(-lr);
+  const bool decays = options_.weight_decay != 0.0;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const std::span<float> p = params[i];
+    const std::span<const float> g = grads[i];
+    float* m = momentum_[i].data();
+    for (std::size_t j = 0; j < p.size(); ++j) {
+      m[j] = m[j] * beta + one_minus_beta * g[j];
+      // torch.sign: 0 for ±0 (and NaN stays NaN, so a NaN gradient shows in the parameters).
+      const float sign = m[j] > 0.0f ? 1.0f : (m[j] < 0.0f ? -1.0f : (m[j] == 0.0f ? 0.0f : m[j]));
+      if (decays) p[j] = p[j] * decay;
+      p[j] = p[j] + neg_lr * sign;
+    }
+  }
+  ++steps_;
+}
+
+void Signum::save_state(StateDict& state, std::string_view prefix) const {
+  save_common(state, prefix, steps_, sizes_);
+  save_buffers(state, prefix, "momentum", momentum_);
+}
+
+void Signum::load_state(const StateDict& state, std::string_view prefix) {
+  std::int64_t steps = 0;
+  Sizes sizes;
+  load_common(state, prefix, steps, sizes);
+  Buffers momentum = load_buffers(state, prefix, "momentum", sizes);
+  steps_ = steps;
+  sizes_ = std::move(sizes);
+  momentum_ = std::move(momentum);
+}
+
+}  // namespace lowcomm

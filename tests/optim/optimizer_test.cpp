@@ -1,0 +1,232 @@
+// The optimizers' contract: configuration and validation, argument checks, torch's special
+// cases, and save/restore that continues bitwise identically.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lowcomm/error.hpp"
+#include "lowcomm/optim/adamw.hpp"
+#include "lowcomm/optim/registry.hpp"
+#include "lowcomm/optim/sgd.hpp"
+#include "lowcomm/optim/signum.hpp"
+
+namespace lowcomm {
+namespace {
+
+Config optimizer_config(std::vector<std::string> overrides) {
+  ConfigSchema schema;
+  add_optimizer_keys(schema);
+  return Config::defaults(schema, overrides);
+}
+
+struct Tensors {
+  std::vector<std::vector<float>> values;
+  std::vector<std::span<float>> spans() {
+    return {values.begin(), values.end()};
+  }
+  std::vector<std::span<const float>> const_spans() const {
+    return {values.begin(), values.end()};
+  }
+};
+
+Tensors random_tensors(std::uint32_t seed, std::vector<std::size_t> sizes) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  Tensors t;
+  for (const std::size_t n : sizes) {
+    t.values.emplace_back(n);
+    for (float& x : t.values.back()) x = normal(rng);
+  }
+  return t;
+}
+
+void expect_config_error(const std::vector<std::string>& overrides, const std::string& key) {
+  try {
+    (void)make_optimizer(optimizer_config(overrides));
+    ADD_FAILURE() << "no ConfigError, expected one naming " << key;
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+  }
+}
+
+TEST(Optimizer, DefaultsToAdamW) {
+  const auto opt = make_optimizer(optimizer_config({}));
+  EXPECT_EQ(opt->name(), "adamw");
+  const Config c = optimizer_config({});
+  EXPECT_DOUBLE_EQ(c.get_double("optimizer.adamw.weight_decay"), 0.01);
+  EXPECT_DOUBLE_EQ(c.get_double("optimizer.adamw.beta2"), 0.999);
+  EXPECT_DOUBLE_EQ(c.get_double("optimizer.signum.beta"), 0.9);
+  EXPECT_EQ(make_optimizer(optimizer_config({"optimizer.name=sgd"}))->name(), "sgd");
+  EXPECT_EQ(make_optimizer(optimizer_config({"optimizer.name=signum"}))->name(), "signum");
+}
+
+TEST(Optimizer, OtherPrefix) {
+  ConfigSchema schema;
+  add_optimizer_keys(schema, "inner");
+  const Config c = Config::defaults(schema, std::vector<std::string>{"inner.name=sgd"});
+  EXPECT_EQ(make_optimizer(c, "inner")->name(), "sgd");
+}
+
+TEST(Optimizer, RejectsWhatTorchRejects) {
+  expect_config_error({"optimizer.adamw.beta1=1"}, "optimizer.adamw.beta1");
+  expect_config_error({"optimizer.adamw.beta2=1.0"}, "optimizer.adamw.beta2");
+  expect_config_error({"optimizer.adamw.eps=0"}, "optimizer.adamw.eps");
+  expect_config_error({"optimizer.adamw.weight_decay=-0.1"}, "optimizer.adamw.weight_decay");
+  expect_config_error({"optimizer.name=sgd", "optimizer.sgd.nesterov=true"},
+                      "optimizer.sgd.nesterov");
+  expect_config_error({"optimizer.name=sgd", "optimizer.sgd.nesterov=true",
+                       "optimizer.sgd.momentum=0.9", "optimizer.sgd.dampening=0.1"},
+                      "optimizer.sgd.nesterov");
+  expect_config_error({"optimizer.name=sgd", "optimizer.sgd.momentum=-0.5"},
+                      "optimizer.sgd.momentum");
+  expect_config_error({"optimizer.name=signum", "optimizer.signum.beta=1"},
+                      "optimizer.signum.beta");
+  expect_config_error({"optimizer.name=lion"}, "optimizer.name");
+  EXPECT_THROW(AdamW({.beta1 = 1.0}), ConfigError);
+  EXPECT_THROW(Sgd({.nesterov = true}), ConfigError);
+  EXPECT_THROW(Signum({.beta = -0.1}), ConfigError);
+}
+
+TEST(Optimizer, ArgumentErrorsNameTheTensorAndModifyNothing) {
+  AdamW opt;
+  Tensors p = random_tensors(1, {4, 3});
+  Tensors g = random_tensors(2, {4, 2});
+  const Tensors before = p;
+  try {
+    opt.step(p.spans(), g.const_spans(), 0.1);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor 1"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(p.values, before.values);
+  EXPECT_EQ(opt.steps(), 0);
+  g = random_tensors(2, {4, 3});
+  EXPECT_THROW(opt.step(p.spans(), g.const_spans(), -0.1), Error);
+  EXPECT_THROW(opt.step(p.spans(), g.const_spans(), NAN), Error);
+  opt.step(p.spans(), g.const_spans(), 0.1);
+  // The state now holds sizes {4, 3}: other sizes or another number of tensors are refused.
+  Tensors p2 = random_tensors(3, {4, 5});
+  Tensors g2 = random_tensors(4, {4, 5});
+  try {
+    opt.step(p2.spans(), g2.const_spans(), 0.1);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor 1"), std::string::npos) << e.what();
+  }
+  Tensors p3 = random_tensors(3, {4});
+  Tensors g3 = random_tensors(4, {4});
+  EXPECT_THROW(opt.step(p3.spans(), g3.const_spans(), 0.1), Error);
+}
+
+TEST(Optimizer, SignOfZeroIsZero) {
+  // signSGD with a zero gradient leaves the parameters; a positive one moves them by exactly lr.
+  Signum opt({.beta = 0.0});
+  std::vector<float> p{1.0f, 2.0f, -3.0f};
+  const std::vector<float> g{0.0f, 5.0f, -0.25f};
+  const std::vector<std::span<float>> ps{p};
+  const std::vector<std::span<const float>> gs{g};
+  opt.step(ps, gs, 0.5);
+  EXPECT_EQ(p, (std::vector<float>{1.0f, 1.5f, -2.5f}));
+}
+
+TEST(Optimizer, AdamWFirstStepIsAboutLrTimesSign) {
+  // After one step m̂ = g and v̂ = g², so the update is lr·g / (|g| + eps) ≈ lr·sign(g).
+  AdamW opt({.weight_decay = 0.0});
+  std::vector<float> p{0.0f, 0.0f};
+  const std::vector<float> g{0.3f, -2.0f};
+  const std::vector<std::span<float>> ps{p};
+  const std::vector<std::span<const float>> gs{g};
+  opt.step(ps, gs, 0.01);
+  EXPECT_NEAR(p[0], -0.01f, 1e-7f);
+  EXPECT_NEAR(p[1], 0.01f, 1e-7f);
+}
+
+TEST(Optimizer, SgdPlainIsPMinusLrG) {
+  Sgd opt;
+  std::vector<float> p{1.0f, -1.0f};
+  const std::vector<float> g{0.5f, 0.25f};
+  const std::vector<std::span<float>> ps{p};
+  const std::vector<std::span<const float>> gs{g};
+  opt.step(ps, gs, 0.5);
+  EXPECT_EQ(p, (std::vector<float>{0.75f, -1.125f}));
+}
+
+// Runs `total` steps uninterrupted, and `split` steps then save → fresh optimizer → load → the
+// rest: the parameters must be bitwise equal.
+void expect_bitwise_resume(const std::vector<std::string>& overrides) {
+  const Config config = optimizer_config(overrides);
+  const std::vector<std::size_t> sizes{12, 5, 1};
+  constexpr int total = 7, split = 3;
+  Tensors straight = random_tensors(10, sizes), resumed = straight;
+  const auto a = make_optimizer(config);
+  auto b = make_optimizer(config);
+  for (int s = 0; s < total; ++s) {
+    const Tensors g = random_tensors(100 + static_cast<std::uint32_t>(s), sizes);
+    const double lr = 0.01 * (1.0 + 0.1 * s);
+    a->step(straight.spans(), g.const_spans(), lr);
+    if (s == split) {
+      StateDict state;
+      b->save_state(state, "opt/");
+      b = make_optimizer(config);
+      b->load_state(state, "opt/");
+      EXPECT_EQ(b->steps(), split);
+      StateDict again;
+      b->save_state(again, "opt/");
+      EXPECT_EQ(state, again);
+    }
+    b->step(resumed.spans(), g.const_spans(), lr);
+  }
+  EXPECT_EQ(straight.values, resumed.values);
+  EXPECT_EQ(a->steps(), total);
+}
+
+TEST(Optimizer, RestoredContinuesBitwise) {
+  expect_bitwise_resume({"optimizer.name=adamw"});
+  expect_bitwise_resume({"optimizer.name=sgd"});
+  expect_bitwise_resume({"optimizer.name=sgd", "optimizer.sgd.momentum=0.9",
+                         "optimizer.sgd.nesterov=true", "optimizer.sgd.weight_decay=0.01"});
+  expect_bitwise_resume({"optimizer.name=signum", "optimizer.signum.weight_decay=0.1"});
+}
+
+TEST(Optimizer, LoadRejectsMissingOrInconsistentState) {
+  AdamW opt;
+  StateDict empty;
+  EXPECT_THROW(opt.load_state(empty, "x/"), Error);
+  // Before any step: nothing but the counters, and the restored optimizer starts fresh.
+  StateDict fresh;
+  AdamW().save_state(fresh, "x/");
+  opt.load_state(fresh, "x/");
+  EXPECT_EQ(opt.steps(), 0);
+  // A moment of the wrong size names its key.
+  Tensors p = random_tensors(1, {3});
+  const Tensors g = random_tensors(2, {3});
+  opt.step(p.spans(), g.const_spans(), 0.1);
+  StateDict state;
+  opt.save_state(state, "x/");
+  StateDict bad;
+  for (const std::string& key : state.keys()) {
+    if (key == "x/exp_avg/0") {
+      bad.put(key, std::vector<float>{1.0f});
+    } else if (state.contains(key) && key.find("exp_avg") != std::string::npos) {
+      bad.put(key, state.floats(key));
+    } else {
+      bad.put(key, state.integer(key));
+    }
+  }
+  try {
+    opt.load_state(bad, "x/");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("x/exp_avg/0"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(opt.steps(), 1);  // a failed load keeps the state it had
+}
+
+}  // namespace
+}  // namespace lowcomm
