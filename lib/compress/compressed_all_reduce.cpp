@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "gathered_frames.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm {
@@ -16,17 +17,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Variable-size payloads travel behind a table of their sizes, one little-endian uint32 per
-// unit, so that receivers can cut each rank's concatenation apart.
-constexpr std::size_t kSizeBytes = sizeof(std::uint32_t);
-
-void append_size(std::vector<std::byte>& out, std::uint64_t size) {
-  if (size > UINT32_MAX) throw Error(fmt::format("a compressed payload of {} bytes exceeds 4 GiB", size));
-  const auto value = static_cast<std::uint32_t>(size);
-  const auto* bytes = reinterpret_cast<const std::byte*>(&value);
-  out.insert(out.end(), bytes, bytes + kSizeBytes);
 }
 
 }  // namespace
@@ -218,52 +208,27 @@ void CompressedAllReduce::exchange(std::vector<std::optional<Message>>& messages
     fixed_sizes = fixed_sizes && compressor_->wire_bytes(context(units_[u], step), round).has_value();
   }
   if (gathering.empty()) return;
-  std::vector<std::byte> mine;
-  if (!fixed_sizes) {
-    for (std::size_t u : gathering) append_size(mine, messages[u]->bytes.size());
+  std::vector<std::span<const std::byte>> payloads;
+  std::vector<std::size_t> sizes;
+  for (std::size_t u : gathering) {
+    payloads.emplace_back(messages[u]->bytes);
+    sizes.push_back(messages[u]->bytes.size());
   }
-  for (std::size_t u : gathering) mine.insert(mine.end(), messages[u]->bytes.begin(), messages[u]->bytes.end());
+  const std::vector<std::byte> mine = compress_detail::frame_payloads(payloads, !fixed_sizes);
 
   std::vector<std::size_t> counts;
-  std::vector<std::byte> all;
   if (fixed_sizes) {
     counts.assign(static_cast<std::size_t>(world), mine.size());
-    all.resize(mine.size() * static_cast<std::size_t>(world));
-    comm_.all_gather_v(std::span<const std::byte>(mine), std::span<const std::size_t>(counts), std::span<std::byte>(all));
+    gathered.resize(mine.size() * static_cast<std::size_t>(world));
+    comm_.all_gather_v(std::span<const std::byte>(mine), std::span<const std::size_t>(counts),
+                       std::span<std::byte>(gathered));
   } else {
-    all = comm_.all_gather_v(std::span<const std::byte>(mine), &counts);
+    gathered = comm_.all_gather_v(std::span<const std::byte>(mine), &counts);
   }
-  gathered = std::move(all);
-  const std::span<const std::byte> everything(gathered);
-
-  for (std::size_t u : gathering) received[u].gathered.resize(static_cast<std::size_t>(world));
-  std::size_t rank_offset = 0;
-  for (int w = 0; w < world; ++w) {
-    const std::span<const std::byte> from_rank = everything.subspan(rank_offset, counts[static_cast<std::size_t>(w)]);
-    rank_offset += counts[static_cast<std::size_t>(w)];
-    std::size_t at = fixed_sizes ? 0 : gathering.size() * kSizeBytes;
-    if (at > from_rank.size()) {
-      throw Error(fmt::format("rank {} sent a truncated payload ({} bytes, its size table alone needs {})", w,
-                              from_rank.size(), at));
-    }
-    for (std::size_t g = 0; g < gathering.size(); ++g) {
-      const std::size_t u = gathering[g];
-      std::uint64_t size = 0;
-      if (fixed_sizes) {
-        size = messages[u]->bytes.size();
-      } else {
-        std::uint32_t value = 0;
-        std::memcpy(&value, from_rank.data() + g * kSizeBytes, kSizeBytes);
-        size = value;
-      }
-      if (size > from_rank.size() - at) {
-        throw Error(fmt::format("rank {} sent a truncated payload for unit '{}' ({} bytes announced, {} left)", w,
-                                units_[u].name, size, from_rank.size() - at));
-      }
-      received[u].gathered[static_cast<std::size_t>(w)] = from_rank.subspan(at, size);
-      at += size;
-    }
-  }
+  auto split = compress_detail::split_frames(gathered, counts, gathering.size(),
+                                             fixed_sizes ? std::optional(std::span<const std::size_t>(sizes))
+                                                         : std::nullopt);
+  for (std::size_t g = 0; g < gathering.size(); ++g) received[gathering[g]].gathered = std::move(split[g]);
 }
 
 }  // namespace lowcomm
