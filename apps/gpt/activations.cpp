@@ -1,0 +1,52 @@
+#include "gpt/activations.hpp"
+
+namespace lowcomm::gpt {
+
+Activations::Activations(const GptConfig& config, std::int64_t B, std::int64_t T) : B_(B), T_(T) {
+  const std::int64_t N = B * T, C = config.width, V = config.vocab_size;
+  const std::int64_t att = B * config.heads * T * T;
+  // Two passes over the same list of sizes: count, then hand out spans of the one allocation.
+  std::int64_t used = 0;
+  bool carve = false;
+  auto take = [&](std::int64_t count) {
+    std::span<float> out;
+    if (carve) out = std::span<float>(storage_).subspan(static_cast<std::size_t>(used), static_cast<std::size_t>(count));
+    used += count;
+    return out;
+  };
+  layers.resize(static_cast<std::size_t>(config.layers));
+  for (int pass = 0; pass < 2; ++pass) {
+    carve = pass == 1;
+    if (carve) storage_.assign(static_cast<std::size_t>(used), 0.0f);
+    used = 0;
+    embedded = take(N * C);
+    for (LayerActivations& l : layers) {
+      l.ln_1 = take(N * C);
+      l.ln_1_mean = take(N);
+      l.ln_1_rstd = take(N);
+      l.qkv = take(N * 3 * C);
+      l.att = take(att);
+      l.atty = take(N * C);
+      l.residual_2 = take(N * C);
+      l.ln_2 = take(N * C);
+      l.ln_2_mean = take(N);
+      l.ln_2_rstd = take(N);
+      l.fc = take(N * 4 * C);
+      l.fc_gelu = take(N * 4 * C);
+      l.residual_3 = take(N * C);
+    }
+    ln_f = take(N * C);
+    ln_f_mean = take(N);
+    ln_f_rstd = take(N);
+    logits = take(N * V);
+    losses = take(N);
+    branch = take(N * C);
+    d_residual = take(N * C);
+    d_narrow = take(N * C);
+    d_wide = take(N * 4 * C);
+    d_qkv = take(N * 3 * C);
+    d_att = take(att);
+  }
+}
+
+}  // namespace lowcomm::gpt

@@ -1,0 +1,82 @@
+#pragma once
+// A GPT-2 style decoder for the transformer reference app: token + position embeddings, L
+// pre-LayerNorm blocks (x + attn(ln_1(x)), then x + mlp(ln_2(x)), causal multi-head attention
+// with a fused qkv projection, a 4C GELU MLP), a final LayerNorm and an LM head tied to wte;
+// loss = mean softmax cross-entropy over all B·T positions. docs/model.md describes it.
+//
+// Parameters live in one contiguous float buffer and gradients in another with the same layout
+// (gpt/parameters.hpp), exposed as whole buffers, as one span per named tensor (what strategies
+// and optimizers take) and as TensorInfo (name, shape). Activations are allocated on the first
+// step of a given (B, T) and reused.
+//
+// Deterministic: the same parameters, inputs and thread count give bitwise the same loss and
+// gradients (the kernels' reductions have fixed orders; OpenBLAS partitions statically).
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "gpt/activations.hpp"
+#include "gpt/config.hpp"
+#include "gpt/parameters.hpp"
+#include "lowcomm/kernels/backend.hpp"
+
+namespace lowcomm::gpt {
+
+class GptModel {
+ public:
+  // Validates config and initialises the parameters from seed (gpt/init.hpp). Backend::Reference
+  // runs the plain reference kernels (slow; for tests), Backend::Cpu the optimised ones.
+  explicit GptModel(GptConfig config, std::uint64_t seed = 0,
+                    kernels::Backend backend = kernels::Backend::Cpu);
+  GptModel(const GptModel&) = delete;  // the spans point into this object's buffers
+  GptModel& operator=(const GptModel&) = delete;
+
+  const GptConfig& config() const { return config_; }
+  kernels::Backend backend() const { return backend_; }
+  const ParameterLayout& layout() const { return layout_; }
+  const std::vector<TensorInfo>& tensors() const { return layout_.tensors(); }
+  std::int64_t parameter_count() const { return layout_.total(); }
+
+  // The whole buffers (layout order), and one span per tensor, in tensors() order.
+  std::span<float> parameters() { return parameters_; }
+  std::span<float> gradients() { return gradients_; }
+  std::span<const std::span<float>> parameter_spans() const { return parameter_spans_; }
+  std::span<const std::span<float>> gradient_spans() const { return gradient_spans_; }
+  // The gradients as read-only spans, the form Optimizer::step takes.
+  std::span<const std::span<const float>> gradient_views() const { return gradient_views_; }
+  // One tensor by name (throws lowcomm::Error for an unknown name).
+  std::span<float> parameter(std::string_view name) { return parameter_spans_[layout_.index(name)]; }
+  std::span<float> gradient(std::string_view name) { return gradient_spans_[layout_.index(name)]; }
+
+  // One training step's model work: zeroes the gradients, runs the forward and backward passes on
+  // B sequences of T tokens (row-major B × T; targets[b,t] is the token to predict after
+  // tokens[b,t]) and fills the gradients of the mean loss, which it returns. T ≤ context_length;
+  // a token or target outside [0, vocab_size) throws lowcomm::Error naming the value.
+  float forward_backward(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
+                         int B, int T);
+  // The forward pass only (validation): the mean loss; gradients are left untouched.
+  float loss(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets, int B, int T);
+  // The logits (B·T × V) of the last loss() call (forward_backward reuses that memory for dlogits).
+  std::span<const float> logits() const;
+
+ private:
+  void check_batch(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
+                   int B, int T) const;
+  Activations& activations_for(std::int64_t B, std::int64_t T);
+  void forward(std::span<const std::int32_t> tokens, Activations& a);
+  void backward(std::span<const std::int32_t> tokens, Activations& a);
+  float mean_loss(const Activations& a) const;
+
+  GptConfig config_;
+  kernels::Backend backend_;
+  ParameterLayout layout_;
+  std::vector<float> parameters_, gradients_;
+  std::vector<std::span<float>> parameter_spans_, gradient_spans_;
+  std::vector<std::span<const float>> gradient_views_;
+  std::unique_ptr<Activations> activations_;
+  bool logits_valid_ = false;
+};
+
+}  // namespace lowcomm::gpt

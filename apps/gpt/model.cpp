@@ -1,0 +1,181 @@
+#include "gpt/model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "gpt/init.hpp"
+#include "lowcomm/error.hpp"
+#include "lowcomm/kernels/attention.hpp"
+#include "lowcomm/kernels/cross_entropy.hpp"
+#include "lowcomm/kernels/embedding.hpp"
+#include "lowcomm/kernels/gelu.hpp"
+#include "lowcomm/kernels/layernorm.hpp"
+#include "lowcomm/kernels/linear.hpp"
+#include "lowcomm/kernels/residual.hpp"
+
+namespace lowcomm::gpt {
+
+using namespace lowcomm::kernels;
+
+GptModel::GptModel(GptConfig config, std::uint64_t seed, Backend backend)
+    : config_(config), backend_(backend), layout_(config) {
+  if (backend == Backend::Cuda) unsupported("GptModel", backend);
+  parameters_.assign(static_cast<std::size_t>(layout_.total()), 0.0f);
+  gradients_.assign(static_cast<std::size_t>(layout_.total()), 0.0f);
+  parameter_spans_ = layout_.spans(parameters_);
+  gradient_spans_ = layout_.spans(gradients_);
+  gradient_views_.assign(gradient_spans_.begin(), gradient_spans_.end());
+  initialize_parameters(layout_, config_.layers, seed, parameters_);
+}
+
+void GptModel::check_batch(std::span<const std::int32_t> tokens,
+                           std::span<const std::int32_t> targets, int B, int T) const {
+  if (B <= 0 || T <= 0) throw Error(fmt::format("GptModel: B and T must be > 0, got B = {}, T = {}", B, T));
+  if (T > config_.context_length) {
+    throw Error(fmt::format("GptModel: sequence length T = {} exceeds the context length {}", T,
+                            config_.context_length));
+  }
+  const auto n = static_cast<std::size_t>(B) * static_cast<std::size_t>(T);
+  if (tokens.size() != n || targets.size() != n) {
+    throw Error(fmt::format("GptModel: B·T = {}·{} = {} positions, but {} tokens and {} targets",
+                            B, T, n, tokens.size(), targets.size()));
+  }
+  // The kernels check too; checking here names the model's inputs in the message.
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const auto& [what, value] : {std::pair{"token", tokens[i]}, std::pair{"target", targets[i]}}) {
+      if (value < 0 || value >= config_.vocab_size) {
+        throw Error(fmt::format("GptModel: {} {} at position {} (sequence {}, offset {}) is outside "
+                                "the vocabulary [0, {})", what, value, i, i / static_cast<std::size_t>(T),
+                                i % static_cast<std::size_t>(T), config_.vocab_size));
+      }
+    }
+  }
+}
+
+Activations& GptModel::activations_for(std::int64_t B, std::int64_t T) {
+  if (!activations_ || activations_->B() != B || activations_->T() != T) {
+    activations_.reset();  // free the old shape's memory before allocating the new one
+    activations_ = std::make_unique<Activations>(config_, B, T);
+  }
+  return *activations_;
+}
+
+void GptModel::forward(std::span<const std::int32_t> tokens, Activations& a) {
+  const std::int64_t B = a.B(), T = a.T(), N = B * T;
+  const std::int64_t C = config_.width, V = config_.vocab_size, H = config_.heads;
+  const auto& p = parameter_spans_;
+  embedding_forward(backend_, a.embedded, tokens, p[layout_.wte()], p[layout_.wpe()], B, T, C, V);
+  std::span<const float> residual = a.embedded;
+  for (std::int64_t l = 0; l < config_.layers; ++l) {
+    LayerActivations& x = a.layers[static_cast<std::size_t>(l)];
+    auto w = [&](BlockTensor which) { return std::span<const float>(p[layout_.block(l, which)]); };
+    layernorm_forward(backend_, x.ln_1, x.ln_1_mean, x.ln_1_rstd, residual,
+                      w(BlockTensor::ln_1_weight), w(BlockTensor::ln_1_bias), N, C);
+    linear_forward(backend_, x.qkv, x.ln_1, w(BlockTensor::c_attn_weight),
+                   w(BlockTensor::c_attn_bias), N, C, 3 * C);
+    attention_forward(backend_, x.atty, x.att, x.qkv, B, T, C, H);
+    linear_forward(backend_, a.branch, x.atty, w(BlockTensor::attn_c_proj_weight),
+                   w(BlockTensor::attn_c_proj_bias), N, C, C);
+    residual_add(backend_, x.residual_2, residual, a.branch);
+    layernorm_forward(backend_, x.ln_2, x.ln_2_mean, x.ln_2_rstd, x.residual_2,
+                      w(BlockTensor::ln_2_weight), w(BlockTensor::ln_2_bias), N, C);
+    linear_forward(backend_, x.fc, x.ln_2, w(BlockTensor::c_fc_weight), w(BlockTensor::c_fc_bias),
+                   N, C, 4 * C);
+    gelu_forward(backend_, x.fc_gelu, x.fc);
+    linear_forward(backend_, a.branch, x.fc_gelu, w(BlockTensor::mlp_c_proj_weight),
+                   w(BlockTensor::mlp_c_proj_bias), N, 4 * C, C);
+    residual_add(backend_, x.residual_3, x.residual_2, a.branch);
+    residual = x.residual_3;
+  }
+  layernorm_forward(backend_, a.ln_f, a.ln_f_mean, a.ln_f_rstd, residual, p[layout_.ln_f_weight()],
+                    p[layout_.ln_f_bias()], N, C);
+  // The LM head is wte itself: logits = ln_f · wteᵀ, no bias.
+  linear_forward(backend_, a.logits, a.ln_f, p[layout_.wte()], {}, N, C, V);
+}
+
+void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
+  const std::int64_t B = a.B(), T = a.T(), N = B * T;
+  const std::int64_t C = config_.width, V = config_.vocab_size, H = config_.heads;
+  const auto& p = parameter_spans_;
+  const auto& g = gradient_spans_;
+  // a.logits holds dlogits here (the fused loss wrote them in place).
+  linear_backward(backend_, a.d_narrow, g[layout_.wte()], {}, a.logits, a.ln_f, p[layout_.wte()], N, C, V);
+  // The residual stream's gradient accumulates through every LayerNorm, so it starts at zero.
+  std::fill(a.d_residual.begin(), a.d_residual.end(), 0.0f);
+  const std::span<const float> last =
+      config_.layers > 0 ? std::span<const float>(a.layers.back().residual_3) : a.embedded;
+  layernorm_backward(backend_, a.d_residual, g[layout_.ln_f_weight()], g[layout_.ln_f_bias()],
+                     a.d_narrow, last, p[layout_.ln_f_weight()], a.ln_f_mean, a.ln_f_rstd, N, C);
+  for (std::int64_t l = config_.layers - 1; l >= 0; --l) {
+    LayerActivations& x = a.layers[static_cast<std::size_t>(l)];
+    const std::span<const float> residual =
+        l == 0 ? std::span<const float>(a.embedded) : a.layers[static_cast<std::size_t>(l - 1)].residual_3;
+    auto w = [&](BlockTensor which) { return std::span<const float>(p[layout_.block(l, which)]); };
+    auto dw = [&](BlockTensor which) { return g[layout_.block(l, which)]; };
+    // MLP branch: d_residual is d(residual_3) and, unchanged, the gradient of the branch output.
+    linear_backward(backend_, a.d_wide, dw(BlockTensor::mlp_c_proj_weight),
+                    dw(BlockTensor::mlp_c_proj_bias), a.d_residual, x.fc_gelu,
+                    w(BlockTensor::mlp_c_proj_weight), N, 4 * C, C);
+    gelu_backward(backend_, a.d_wide, x.fc, a.d_wide);
+    linear_backward(backend_, a.d_narrow, dw(BlockTensor::c_fc_weight), dw(BlockTensor::c_fc_bias),
+                    a.d_wide, x.ln_2, w(BlockTensor::c_fc_weight), N, C, 4 * C);
+    // Adding ln_2's input gradient turns d_residual into d(residual_2).
+    layernorm_backward(backend_, a.d_residual, dw(BlockTensor::ln_2_weight), dw(BlockTensor::ln_2_bias),
+                       a.d_narrow, x.residual_2, w(BlockTensor::ln_2_weight), x.ln_2_mean,
+                       x.ln_2_rstd, N, C);
+    // Attention branch.
+    linear_backward(backend_, a.d_narrow, dw(BlockTensor::attn_c_proj_weight),
+                    dw(BlockTensor::attn_c_proj_bias), a.d_residual, x.atty,
+                    w(BlockTensor::attn_c_proj_weight), N, C, C);
+    attention_backward(backend_, a.d_qkv, a.d_att, a.d_narrow, x.qkv, x.att, B, T, C, H);
+    linear_backward(backend_, a.d_narrow, dw(BlockTensor::c_attn_weight), dw(BlockTensor::c_attn_bias),
+                    a.d_qkv, x.ln_1, w(BlockTensor::c_attn_weight), N, C, 3 * C);
+    // And ln_1's turns it into the gradient of the block's input.
+    layernorm_backward(backend_, a.d_residual, dw(BlockTensor::ln_1_weight), dw(BlockTensor::ln_1_bias),
+                       a.d_narrow, residual, w(BlockTensor::ln_1_weight), x.ln_1_mean, x.ln_1_rstd,
+                       N, C);
+  }
+  embedding_backward(backend_, g[layout_.wte()], g[layout_.wpe()], a.d_residual, tokens, B, T, C, V);
+}
+
+float GptModel::mean_loss(const Activations& a) const {
+  // Summed in double in index order: the mean does not depend on the thread count.
+  double sum = 0.0;
+  for (float loss : a.losses) sum += loss;
+  return static_cast<float>(sum / static_cast<double>(a.losses.size()));
+}
+
+float GptModel::forward_backward(std::span<const std::int32_t> tokens,
+                                 std::span<const std::int32_t> targets, int B, int T) {
+  check_batch(tokens, targets, B, T);
+  Activations& a = activations_for(B, T);
+  std::fill(gradients_.begin(), gradients_.end(), 0.0f);
+  forward(tokens, a);
+  const std::int64_t N = std::int64_t{B} * T;
+  cross_entropy_forward_backward(backend_, a.losses, a.logits, a.logits, targets, N,
+                                 config_.vocab_size, 1.0f / static_cast<float>(N));
+  logits_valid_ = false;
+  backward(tokens, a);
+  return mean_loss(a);
+}
+
+float GptModel::loss(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
+                     int B, int T) {
+  check_batch(tokens, targets, B, T);
+  Activations& a = activations_for(B, T);
+  forward(tokens, a);
+  cross_entropy_forward(backend_, a.losses, a.logits, targets, std::int64_t{B} * T, config_.vocab_size);
+  logits_valid_ = true;
+  return mean_loss(a);
+}
+
+std::span<const float> GptModel::logits() const {
+  if (!logits_valid_ || !activations_) {
+    throw Error("GptModel::logits: no logits to read; call loss() first (forward_backward "
+                "overwrites them with their gradient)");
+  }
+  return activations_->logits;
+}
+
+}  // namespace lowcomm::gpt

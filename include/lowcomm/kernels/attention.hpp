@@ -1,0 +1,31 @@
+#pragma once
+// Causal multi-head self-attention as GPT-2: from the fused projection qkv (B, T, 3C), whose row
+// holds q | k | v and head h occupies columns h·hs … (h+1)·hs − 1 of each (hs = C / H),
+//   att[b,h,t,:t+1] = softmax(q_t · k_{0…t} / sqrt(hs)),   out[b,t,h·hs…] = Σ_{t2≤t} att[t2] · v_{t2}.
+// The softmax subtracts the row maximum before exponentiating (no overflow for large scores).
+// Masked entries (t2 > t) of att are stored as 0. fp32, row-major.
+//
+// Cpu parallelises over (b, h, t) in the forward pass and over (b, h) in the backward pass (each
+// head's dq, dk, dv are written by one thread only), with the same summation order as Reference
+// except for vectorised dot products: they agree within float rounding, and neither depends on
+// the thread count.
+#include <cstdint>
+#include <span>
+
+#include "lowcomm/kernels/backend.hpp"
+
+namespace lowcomm::kernels {
+
+// out (B·T × C), att (B·H·T·T, saved for the backward pass), qkv (B·T × 3C). C % H == 0.
+void attention_forward(Backend backend, std::span<float> out, std::span<float> att,
+                       std::span<const float> qkv, std::int64_t B, std::int64_t T,
+                       std::int64_t C, std::int64_t H);
+
+// dqkv (B·T × 3C) is overwritten with ∂L/∂qkv given dout = ∂L/∂out; att is the forward pass's.
+// datt is caller-provided workspace of B·H·T·T floats (so a training step allocates nothing).
+void attention_backward(Backend backend, std::span<float> dqkv, std::span<float> datt,
+                        std::span<const float> dout, std::span<const float> qkv,
+                        std::span<const float> att, std::int64_t B, std::int64_t T,
+                        std::int64_t C, std::int64_t H);
+
+}  // namespace lowcomm::kernels

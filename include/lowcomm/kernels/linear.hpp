@@ -1,0 +1,34 @@
+#pragma once
+// A fully connected layer as nn.Linear: weight is stored (out_features, in_features) row-major,
+// inputs are N rows of IC features, outputs N rows of OC. The matrix products are where a
+// transformer spends its time: Cpu calls OpenBLAS's cblas_sgemm where the build found OpenBLAS
+// (its threads matched to omp_get_max_threads() so the two pools never oversubscribe the
+// cores), else Eigen through kernels::gemm. Reference is plain loops (float sums in index order).
+//
+// Cpu and Reference agree within float rounding (relative sqrt(K)·2^−24 of the magnitudes).
+// Cpu is deterministic for a given thread count (OpenBLAS partitions statically, the bias
+// reduction runs over rows in order with the columns split between threads).
+#include <cstdint>
+#include <span>
+
+#include "lowcomm/kernels/backend.hpp"
+
+namespace lowcomm::kernels {
+
+// out = inp · weightᵀ + bias (out N × OC, inp N × IC, weight OC × IC, bias OC or empty for none).
+void linear_forward(Backend backend, std::span<float> out, std::span<const float> inp,
+                    std::span<const float> weight, std::span<const float> bias, std::int64_t N,
+                    std::int64_t IC, std::int64_t OC);
+
+// dinp = dout · weight (overwritten; skipped when dinp is empty), dweight += doutᵀ · inp,
+// dbias += Σ_rows dout (skipped when dbias is empty). The parameter gradients accumulate, as
+// PyTorch's .grad does, so a tied weight (GPT-2's wte) can collect from two uses.
+void linear_backward(Backend backend, std::span<float> dinp, std::span<float> dweight,
+                     std::span<float> dbias, std::span<const float> dout,
+                     std::span<const float> inp, std::span<const float> weight, std::int64_t N,
+                     std::int64_t IC, std::int64_t OC);
+
+// How the Cpu backend multiplies matrices in this build: "OpenBLAS <config>" or "Eigen".
+const char* linear_cpu_provider();
+
+}  // namespace lowcomm::kernels

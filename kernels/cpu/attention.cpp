@@ -1,0 +1,169 @@
+// Causal multi-head self-attention (include/lowcomm/kernels/attention.hpp). One query row at a
+// time, as llm.c: at GPT-2's short training contexts the T × T scores are small, so the time is in
+// the projections around this kernel, and plain loops with vectorised head-size inner loops are
+// enough. The score scale 1/sqrt(hs) is applied to the dot product, as PyTorch's (q @ kᵀ) · scale.
+#include "lowcomm/kernels/attention.hpp"
+
+#include <cmath>
+
+#include "transformer_checks.hpp"
+
+namespace lowcomm::kernels {
+namespace {
+
+struct Shape {
+  std::int64_t B, T, C, H, hs;
+};
+
+Shape check(std::string_view kernel, std::int64_t B, std::int64_t T, std::int64_t C,
+            std::int64_t H, std::size_t qkv, std::size_t out, std::size_t att) {
+  detail::check_dims(kernel, {B, T, C, H});
+  if (H == 0 || C % H != 0) {
+    throw Error(fmt::format("{}: width C = {} must be a positive multiple of the heads H = {}",
+                            kernel, C, H));
+  }
+  const std::int64_t rows = detail::product(kernel, B, T);
+  detail::check_size(kernel, "qkv (B·T × 3C)", qkv, detail::product(kernel, rows, 3 * C));
+  detail::check_size(kernel, "out (B·T × C)", out, detail::product(kernel, rows, C));
+  detail::check_size(kernel, "att (B·H·T·T)", att,
+                     detail::product(kernel, detail::product(kernel, B, H), detail::product(kernel, T, T)));
+  return {B, T, C, H, C / H};
+}
+
+template <bool Vectorised>
+inline float dot(const float* a, const float* b, std::int64_t n) {
+  float sum = 0.0f;
+  if constexpr (Vectorised) {
+#pragma omp simd reduction(+ : sum)
+    for (std::int64_t i = 0; i < n; ++i) sum += a[i] * b[i];
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) sum += a[i] * b[i];
+  }
+  return sum;
+}
+
+// Query row t of head h in sequence b.
+template <bool Vectorised>
+void forward_row(const Shape& s, float* out, float* att, const float* qkv, std::int64_t b,
+                 std::int64_t h, std::int64_t t) {
+  const std::int64_t C3 = 3 * s.C;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(s.hs));
+  const float* q = qkv + (b * s.T + t) * C3 + h * s.hs;
+  float* a = att + ((b * s.H + h) * s.T + t) * s.T;
+  float max = -INFINITY;
+  for (std::int64_t t2 = 0; t2 <= t; ++t2) {
+    const float* k = qkv + (b * s.T + t2) * C3 + s.C + h * s.hs;
+    a[t2] = dot<Vectorised>(q, k, s.hs) * scale;
+    if (a[t2] > max) max = a[t2];
+  }
+  float sum = 0.0f;
+  for (std::int64_t t2 = 0; t2 <= t; ++t2) {
+    a[t2] = std::exp(a[t2] - max);
+    sum += a[t2];
+  }
+  const float inverse = 1.0f / sum;
+  for (std::int64_t t2 = 0; t2 < s.T; ++t2) a[t2] = t2 <= t ? a[t2] * inverse : 0.0f;
+  float* o = out + (b * s.T + t) * s.C + h * s.hs;
+  for (std::int64_t i = 0; i < s.hs; ++i) o[i] = 0.0f;
+  for (std::int64_t t2 = 0; t2 <= t; ++t2) {
+    const float* v = qkv + (b * s.T + t2) * C3 + 2 * s.C + h * s.hs;
+    const float w = a[t2];
+#pragma omp simd
+    for (std::int64_t i = 0; i < s.hs; ++i) o[i] += w * v[i];
+  }
+}
+
+// All of head h in sequence b: its slices of dq, dk, dv are written by this call only.
+template <bool Vectorised>
+void backward_head(const Shape& s, float* dqkv, float* datt, const float* dout, const float* qkv,
+                   const float* att, std::int64_t b, std::int64_t h) {
+  const std::int64_t C3 = 3 * s.C;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(s.hs));
+  for (std::int64_t t = 0; t < s.T; ++t) {
+    float* row = dqkv + (b * s.T + t) * C3;
+    for (std::int64_t part = 0; part < 3; ++part) {
+      for (std::int64_t i = 0; i < s.hs; ++i) row[part * s.C + h * s.hs + i] = 0.0f;
+    }
+  }
+  for (std::int64_t t = 0; t < s.T; ++t) {
+    const float* a = att + ((b * s.H + h) * s.T + t) * s.T;
+    float* da = datt + ((b * s.H + h) * s.T + t) * s.T;
+    const float* dout_t = dout + (b * s.T + t) * s.C + h * s.hs;
+    // out_t = Σ a[t2] v_t2: da[t2] = dout_t · v_t2, dv_t2 += a[t2] · dout_t.
+    for (std::int64_t t2 = 0; t2 <= t; ++t2) {
+      const float* v = qkv + (b * s.T + t2) * C3 + 2 * s.C + h * s.hs;
+      float* dv = dqkv + (b * s.T + t2) * C3 + 2 * s.C + h * s.hs;
+      da[t2] = dot<Vectorised>(dout_t, v, s.hs);
+      const float w = a[t2];
+#pragma omp simd
+      for (std::int64_t i = 0; i < s.hs; ++i) dv[i] += w * dout_t[i];
+    }
+    // Softmax: dscore[t2] = a[t2] · (da[t2] − Σ a·da).
+    float weighted = 0.0f;
+    for (std::int64_t t2 = 0; t2 <= t; ++t2) weighted += a[t2] * da[t2];
+    const float* q = qkv + (b * s.T + t) * C3 + h * s.hs;
+    float* dq = dqkv + (b * s.T + t) * C3 + h * s.hs;
+    for (std::int64_t t2 = 0; t2 <= t; ++t2) {
+      const float dscore = a[t2] * (da[t2] - weighted) * scale;
+      const float* k = qkv + (b * s.T + t2) * C3 + s.C + h * s.hs;
+      float* dk = dqkv + (b * s.T + t2) * C3 + s.C + h * s.hs;
+#pragma omp simd
+      for (std::int64_t i = 0; i < s.hs; ++i) {
+        dq[i] += dscore * k[i];
+        dk[i] += dscore * q[i];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void attention_forward(Backend backend, std::span<float> out, std::span<float> att,
+                       std::span<const float> qkv, std::int64_t B, std::int64_t T,
+                       std::int64_t C, std::int64_t H) {
+  const Shape s = check("attention_forward", B, T, C, H, qkv.size(), out.size(), att.size());
+  switch (backend) {
+    case Backend::Reference:
+      for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t h = 0; h < H; ++h)
+          for (std::int64_t t = 0; t < T; ++t)
+            forward_row<false>(s, out.data(), att.data(), qkv.data(), b, h, t);
+      return;
+    case Backend::Cpu:
+#pragma omp parallel for collapse(3) schedule(static)
+      for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t h = 0; h < H; ++h)
+          for (std::int64_t t = 0; t < T; ++t)
+            forward_row<true>(s, out.data(), att.data(), qkv.data(), b, h, t);
+      return;
+    case Backend::Cuda: break;
+  }
+  unsupported("attention_forward", backend);
+}
+
+void attention_backward(Backend backend, std::span<float> dqkv, std::span<float> datt,
+                        std::span<const float> dout, std::span<const float> qkv,
+                        std::span<const float> att, std::int64_t B, std::int64_t T,
+                        std::int64_t C, std::int64_t H) {
+  constexpr std::string_view kernel = "attention_backward";
+  const Shape s = check(kernel, B, T, C, H, qkv.size(), dout.size(), att.size());
+  detail::check_size(kernel, "dqkv (B·T × 3C)", dqkv.size(), static_cast<std::int64_t>(qkv.size()));
+  detail::check_size(kernel, "datt (B·H·T·T)", datt.size(), static_cast<std::int64_t>(att.size()));
+  switch (backend) {
+    case Backend::Reference:
+      for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t h = 0; h < H; ++h)
+          backward_head<false>(s, dqkv.data(), datt.data(), dout.data(), qkv.data(), att.data(), b, h);
+      return;
+    case Backend::Cpu:
+#pragma omp parallel for collapse(2) schedule(static)
+      for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t h = 0; h < H; ++h)
+          backward_head<true>(s, dqkv.data(), datt.data(), dout.data(), qkv.data(), att.data(), b, h);
+      return;
+    case Backend::Cuda: break;
+  }
+  unsupported(kernel, backend);
+}
+
+}  // namespace lowcomm::kernels

@@ -1,0 +1,192 @@
+// Fully connected layer (include/lowcomm/kernels/linear.hpp). Its three products in BLAS terms,
+// all row-major (weight is OC × IC as nn.Linear stores it):
+//   forward  out   (N × OC)  = inp (N × IC) · weightᵀ          [+ bias broadcast over rows]
+//   backward dinp  (N × IC)  = dout (N × OC) · weight
+//            dW    (OC × IC) += doutᵀ · inp
+// Cpu hands them to cblas_sgemm (OpenBLAS) or, in a build without OpenBLAS, to kernels::gemm
+// (Eigen). The bias reduction is ours: rows in order, columns split between threads.
+#include "lowcomm/kernels/linear.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "lowcomm/kernels/linalg.hpp"
+#include "transformer_checks.hpp"
+
+#ifdef LOWCOMM_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+namespace lowcomm::kernels {
+namespace {
+
+void check(std::string_view kernel, std::int64_t N, std::int64_t IC, std::int64_t OC,
+           std::size_t out, std::size_t inp, std::size_t weight, std::size_t bias,
+           std::string_view out_name) {
+  detail::check_dims(kernel, {N, IC, OC});
+  detail::check_size(kernel, out_name, out, detail::product(kernel, N, OC));
+  detail::check_size(kernel, "inp (N × IC)", inp, detail::product(kernel, N, IC));
+  detail::check_size(kernel, "weight (OC × IC)", weight, detail::product(kernel, OC, IC));
+  if (bias != 0) detail::check_size(kernel, "bias (OC, or empty)", bias, OC);
+}
+
+#ifdef LOWCOMM_HAVE_OPENBLAS
+// OpenBLAS keeps its own thread pool (the pthread build) or uses OpenMP's (the OpenMP build).
+// Either way it must use as many threads as our OpenMP loops and no more: two pools of all the
+// cores each would oversubscribe them. Set once, and again only when OMP's count changes.
+void match_blas_threads() {
+  static std::atomic<int> configured{0};  // the model is driven by one thread; atomic for safety
+  const int threads = omp_get_max_threads();
+  if (threads != configured.load()) {
+    openblas_set_num_threads(threads);
+    configured.store(threads);
+  }
+}
+
+void sgemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
+           const float* a, const float* b, float beta, float* c) {
+  match_blas_threads();
+  const auto lda = static_cast<blasint>(std::max<std::int64_t>(1, transpose_a ? m : k));
+  const auto ldb = static_cast<blasint>(std::max<std::int64_t>(1, transpose_b ? k : n));
+  cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
+              transpose_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
+              static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a, lda, b, ldb, beta, c,
+              static_cast<blasint>(std::max<std::int64_t>(1, n)));
+}
+#else
+void sgemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
+           const float* a, const float* b, float beta, float* c) {
+  gemm(Backend::Cpu, transpose_a, transpose_b, m, n, k, 1.0f,
+       std::span<const float>(a, static_cast<std::size_t>(m * k)),
+       std::span<const float>(b, static_cast<std::size_t>(k * n)), beta,
+       std::span<float>(c, static_cast<std::size_t>(m * n)));
+}
+#endif
+
+// dbias[c] += Σ_n dout[n, c] for columns [c0, c1), rows in order.
+void bias_grad_columns(float* dbias, const float* dout, std::int64_t N, std::int64_t OC,
+                       std::int64_t c0, std::int64_t c1) {
+  for (std::int64_t n = 0; n < N; ++n) {
+    const float* d = dout + n * OC;
+#pragma omp simd
+    for (std::int64_t c = c0; c < c1; ++c) dbias[c] += d[c];
+  }
+}
+
+void forward_reference(float* out, const float* inp, const float* weight, const float* bias,
+                       std::int64_t N, std::int64_t IC, std::int64_t OC) {
+  for (std::int64_t n = 0; n < N; ++n) {
+    for (std::int64_t o = 0; o < OC; ++o) {
+      float sum = 0.0f;
+      for (std::int64_t i = 0; i < IC; ++i) sum += inp[n * IC + i] * weight[o * IC + i];
+      out[n * OC + o] = bias != nullptr ? sum + bias[o] : sum;
+    }
+  }
+}
+
+void backward_reference(float* dinp, float* dweight, float* dbias, const float* dout,
+                        const float* inp, const float* weight, std::int64_t N, std::int64_t IC,
+                        std::int64_t OC) {
+  if (dinp != nullptr) {
+    for (std::int64_t n = 0; n < N; ++n) {
+      for (std::int64_t i = 0; i < IC; ++i) {
+        float sum = 0.0f;
+        for (std::int64_t o = 0; o < OC; ++o) sum += dout[n * OC + o] * weight[o * IC + i];
+        dinp[n * IC + i] = sum;
+      }
+    }
+  }
+  for (std::int64_t o = 0; o < OC; ++o) {
+    for (std::int64_t i = 0; i < IC; ++i) {
+      float sum = 0.0f;
+      for (std::int64_t n = 0; n < N; ++n) sum += dout[n * OC + o] * inp[n * IC + i];
+      dweight[o * IC + i] += sum;
+    }
+  }
+  if (dbias != nullptr) bias_grad_columns(dbias, dout, N, OC, 0, OC);
+}
+
+void forward_cpu(float* out, const float* inp, const float* weight, const float* bias,
+                 std::int64_t N, std::int64_t IC, std::int64_t OC) {
+  if (N == 0 || OC == 0) return;
+  if (bias != nullptr) {
+    // Start from the bias and let the product accumulate onto it (beta = 1): no second pass.
+#pragma omp parallel for schedule(static)
+    for (std::int64_t n = 0; n < N; ++n) std::copy(bias, bias + OC, out + n * OC);
+  }
+  if (IC == 0) {
+    if (bias == nullptr) std::fill(out, out + N * OC, 0.0f);
+    return;
+  }
+  sgemm(false, true, N, OC, IC, inp, weight, bias != nullptr ? 1.0f : 0.0f, out);
+}
+
+void backward_cpu(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                  const float* weight, std::int64_t N, std::int64_t IC, std::int64_t OC) {
+  if (dinp != nullptr && N > 0 && IC > 0) {
+    if (OC == 0) {
+      std::fill(dinp, dinp + N * IC, 0.0f);
+    } else {
+      sgemm(false, false, N, IC, OC, dout, weight, 0.0f, dinp);
+    }
+  }
+  if (OC > 0 && IC > 0 && N > 0) sgemm(true, false, OC, IC, N, dout, inp, 1.0f, dweight);
+  if (dbias != nullptr) {
+#pragma omp parallel
+    {
+      const std::int64_t threads = omp_get_num_threads();
+      const std::int64_t id = omp_get_thread_num();
+      bias_grad_columns(dbias, dout, N, OC, OC * id / threads, OC * (id + 1) / threads);
+    }
+  }
+}
+
+}  // namespace
+
+void linear_forward(Backend backend, std::span<float> out, std::span<const float> inp,
+                    std::span<const float> weight, std::span<const float> bias, std::int64_t N,
+                    std::int64_t IC, std::int64_t OC) {
+  check("linear_forward", N, IC, OC, out.size(), inp.size(), weight.size(), bias.size(),
+        "out (N × OC)");
+  const float* b = bias.empty() ? nullptr : bias.data();
+  switch (backend) {
+    case Backend::Reference:
+      return forward_reference(out.data(), inp.data(), weight.data(), b, N, IC, OC);
+    case Backend::Cpu: return forward_cpu(out.data(), inp.data(), weight.data(), b, N, IC, OC);
+    case Backend::Cuda: break;
+  }
+  unsupported("linear_forward", backend);
+}
+
+void linear_backward(Backend backend, std::span<float> dinp, std::span<float> dweight,
+                     std::span<float> dbias, std::span<const float> dout,
+                     std::span<const float> inp, std::span<const float> weight, std::int64_t N,
+                     std::int64_t IC, std::int64_t OC) {
+  constexpr std::string_view kernel = "linear_backward";
+  check(kernel, N, IC, OC, dout.size(), inp.size(), weight.size(), dbias.size(), "dout (N × OC)");
+  detail::check_size(kernel, "dweight (OC × IC)", dweight.size(), OC * IC);
+  if (!dinp.empty()) detail::check_size(kernel, "dinp (N × IC, or empty)", dinp.size(), N * IC);
+  float* di = dinp.empty() ? nullptr : dinp.data();
+  float* db = dbias.empty() ? nullptr : dbias.data();
+  switch (backend) {
+    case Backend::Reference:
+      return backward_reference(di, dweight.data(), db, dout.data(), inp.data(), weight.data(), N,
+                                IC, OC);
+    case Backend::Cpu:
+      return backward_cpu(di, dweight.data(), db, dout.data(), inp.data(), weight.data(), N, IC, OC);
+    case Backend::Cuda: break;
+  }
+  unsupported(kernel, backend);
+}
+
+const char* linear_cpu_provider() {
+#ifdef LOWCOMM_HAVE_OPENBLAS
+  return openblas_get_config();
+#else
+  return "Eigen";
+#endif
+}
+
+}  // namespace lowcomm::kernels

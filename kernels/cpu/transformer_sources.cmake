@@ -1,0 +1,18 @@
+# The transformer layer kernels: embedding, layer norm, linear (sgemm), attention, GELU,
+# residual add and softmax cross-entropy.
+target_sources(lowcomm PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/embedding.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/layernorm.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/linear.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/attention.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gelu.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/residual.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cross_entropy.cpp)
+include(LowcommOpenBLAS)
+if(LOWCOMM_OPENBLAS_FOUND)
+  # Only linear.cpp sees cblas.h: nothing else in lowcomm depends on which BLAS is installed.
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/linear.cpp TARGET_DIRECTORY lowcomm PROPERTIES
+    COMPILE_DEFINITIONS LOWCOMM_HAVE_OPENBLAS=1
+    INCLUDE_DIRECTORIES "${LOWCOMM_OPENBLAS_INCLUDE_DIRS}")
+  target_link_libraries(lowcomm PRIVATE ${LOWCOMM_OPENBLAS_LIBRARIES})
+endif()
