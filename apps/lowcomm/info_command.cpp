@@ -11,6 +11,9 @@
 #include "lowcomm/comm/network_scenarios.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/config/config.hpp"
+#include "lowcomm/optim/lr_schedule.hpp"
+#include "lowcomm/optim/registry.hpp"
+#include "lowcomm/strategy/registry.hpp"
 
 #ifdef LOWCOMM_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -95,6 +98,19 @@ void print_info() {
   for (const CompressorInfo* info : CompressorRegistry::global().all()) {
     std::cout << fmt::format("  {:<10} {}\n", info->name, info->description);
   }
+  std::cout << "\nStrategies (strategy.name):\n";
+  for (const StrategyInfo* info : StrategyRegistry::global().all()) {
+    std::cout << fmt::format("  {:<14} {}\n", info->name, info->description);
+  }
+  std::cout << "\nOptimizers (optimizer.name): sgd, adamw, signum; schedules (schedule.name): constant, "
+               "cosine, wsd\n";
+  ConfigSchema strategies;
+  StrategyRegistry::global().add_config_keys(strategies);
+  print_keys(strategies, "Strategy keys");
+  ConfigSchema optimizers;
+  add_optimizer_keys(optimizers);
+  add_schedule_keys(optimizers);
+  print_keys(optimizers, "Optimizer and schedule keys");
   ConfigSchema network;
   add_network_keys(network);
   print_keys(network, "Network keys (every command that communicates)");

@@ -32,3 +32,5 @@
 #include "lowcomm/log/run_log.hpp"
 #include "lowcomm/log/run_metadata.hpp"
 #include "lowcomm/optim/optim.hpp"
+#include "lowcomm/strategy/registry.hpp"
+#include "lowcomm/strategy/strategy.hpp"

@@ -6,8 +6,12 @@
 
 namespace lowcomm {
 
-ErrorFeedback::ErrorFeedback(std::unique_ptr<Compressor> inner) : inner_(std::move(inner)) {
+ErrorFeedback::ErrorFeedback(std::unique_ptr<Compressor> inner, float decay)
+    : inner_(std::move(inner)), decay_(decay) {
   if (!inner_) throw Error("ErrorFeedback needs a compressor to wrap");
+  if (!(decay_ >= 0.0f && decay_ <= 1.0f)) {
+    throw Error(fmt::format("error feedback decay {} is outside [0, 1]", decay_));
+  }
 }
 
 Message ErrorFeedback::encode(const UnitContext& unit, std::span<const float> gradient) {
@@ -18,7 +22,15 @@ Message ErrorFeedback::encode(const UnitContext& unit, std::span<const float> gr
                             unit.name, state.residual.size(), gradient.size()));
   }
   state.corrected.resize(gradient.size());
-  for (std::size_t i = 0; i < gradient.size(); ++i) state.corrected[i] = gradient[i] + state.residual[i];
+  if (decay_ == 1.0f) {
+    for (std::size_t i = 0; i < gradient.size(); ++i) state.corrected[i] = gradient[i] + state.residual[i];
+  } else {
+    // (β·residual) rounded first, then the sum: DeMo's δ.mul_(β); δ.add_(η·g).
+    for (std::size_t i = 0; i < gradient.size(); ++i) {
+      const float decayed = decay_ * state.residual[i];
+      state.corrected[i] = decayed + gradient[i];
+    }
+  }
   return inner_->encode(unit, state.corrected);
 }
 

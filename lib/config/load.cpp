@@ -233,4 +233,8 @@ Config Config::defaults(const ConfigSchema& schema, std::span<const std::string>
   return from_string({}, schema, overrides, "<no config file>");
 }
 
+Config Config::with(std::span<const std::string> overrides) const {
+  return from_string(to_toml(), schema_, overrides, "<derived config>");
+}
+
 }  // namespace lowcomm

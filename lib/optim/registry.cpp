@@ -9,9 +9,9 @@
 
 namespace lowcomm {
 
-void add_optimizer_keys(ConfigSchema& schema, std::string_view prefix) {
+void add_optimizer_keys(ConfigSchema& schema, std::string_view prefix, std::string_view default_name) {
   const auto key = [prefix](std::string_view name) { return fmt::format("{}.{}", prefix, name); };
-  schema.string(key("name"), "adamw", "local optimizer", {"sgd", "adamw", "signum"});
+  schema.string(key("name"), std::string(default_name), "local optimizer", {"sgd", "adamw", "signum"});
 
   // Defaults are the options structs' own, so the two cannot drift apart. The schema checks the
   // plain ranges; the options' validate() the strict bounds and the combinations.

@@ -4,6 +4,10 @@
 // so nothing is lost, only delayed:
 //     corrected ← gradient + residual;  compress(corrected);  residual ← corrected − transmitted
 // where `transmitted` is what the wrapped compressor reports (Compressor::transmitted).
+//
+// With a decay β < 1 the residual fades: corrected ← gradient + β·residual. Fed η-scaled gradients
+// that is exactly DeMo's momentum (REFERENCE.md §1: δ ← β·δ + η·g, then δ ← δ − transmitted), so
+// the DeMo strategy keeps its momentum here, for every transport and granularity.
 #include <map>
 #include <memory>
 #include <vector>
@@ -14,7 +18,8 @@ namespace lowcomm {
 
 class ErrorFeedback final : public Compressor {
  public:
-  explicit ErrorFeedback(std::unique_ptr<Compressor> inner);
+  // decay in [0, 1]; 1 is plain error feedback.
+  explicit ErrorFeedback(std::unique_ptr<Compressor> inner, float decay = 1.0f);
 
   Aggregation aggregation() const override { return inner_->aggregation(); }
   bool supports(Granularity granularity) const override { return inner_->supports(granularity); }
@@ -37,6 +42,7 @@ class ErrorFeedback final : public Compressor {
     std::vector<float> corrected;  // this step's gradient + residual, until decode finishes
   };
   std::unique_ptr<Compressor> inner_;
+  float decay_;
   std::map<std::uint32_t, UnitState> units_;
 };
 

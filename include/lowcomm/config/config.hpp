@@ -73,6 +73,10 @@ class Config {
                             std::string_view source_name = "<string>");
   static Config defaults(const ConfigSchema& schema, std::span<const std::string> overrides = {});
 
+  // This configuration with further "a.b=value" overrides applied and validated against the same
+  // schema: how a strategy derives the configuration of the compressor it drives.
+  Config with(std::span<const std::string> overrides) const;
+
   // The getters throw lowcomm::Error for a path that is unknown, unset, or of another type: that
   // is a programming error, the schema is the caller's. get_double() is for Float keys only
   // (integers written for them were converted at load).

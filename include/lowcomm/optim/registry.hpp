@@ -10,8 +10,9 @@
 
 namespace lowcomm {
 
-// Adds <prefix>.name (default adamw) and every optimizer's parameters with their defaults.
-void add_optimizer_keys(ConfigSchema& schema, std::string_view prefix = "optimizer");
+// Adds <prefix>.name (default `default_name`) and every optimizer's parameters with their defaults.
+void add_optimizer_keys(ConfigSchema& schema, std::string_view prefix = "optimizer",
+                        std::string_view default_name = "adamw");
 
 // The optimizer the configuration names. Throws ConfigError naming the key for a value the
 // optimizer rejects (a β of 1, Nesterov without momentum, ...).

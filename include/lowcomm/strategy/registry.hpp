@@ -1,0 +1,68 @@
+#pragma once
+// Strategies by name, like compressors (compress/registry.hpp): strategy.name chooses one,
+// strategy.<name>.<parameter> tunes it. A strategy also reads the sections it builds on: the
+// local optimizer (optimizer.*) and the compressor that carries its traffic (compressor.*).
+// `lowcomm info` lists every registered strategy with its parameters; a plug-in adds one with a
+// static RegisterStrategy object.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lowcomm/comm/communicator.hpp"
+#include "lowcomm/compress/unit.hpp"
+#include "lowcomm/config/config.hpp"
+#include "lowcomm/strategy/strategy.hpp"
+
+namespace lowcomm {
+
+// Everything a strategy is made from.
+struct StrategySetup {
+  Communicator& comm;
+  std::vector<TensorInfo> tensors;  // the model's parameters, in step() order
+  const Config& config;             // the resolved run configuration (all sections)
+  std::uint64_t seed = 0;           // the run's seed, identical on every rank
+};
+
+struct StrategyInfo {
+  std::string name;
+  std::string description;
+  std::vector<ConfigKey> parameters;  // paths relative to strategy.<name>
+  std::function<std::unique_ptr<Strategy>(const StrategySetup&)> create;
+};
+
+class StrategyRegistry {
+ public:
+  // The process-wide registry with the built-in strategies in it.
+  static StrategyRegistry& global();
+
+  // Throws lowcomm::Error for a duplicate or malformed name or a missing factory.
+  void add(StrategyInfo info);
+  // Throws ConfigError naming the registered strategies when `name` is not one of them.
+  const StrategyInfo& find(std::string_view name) const;
+  std::vector<const StrategyInfo*> all() const;  // sorted by name
+
+  // Adds strategy.name (default data_parallel) and strategy.<name>.<parameter> for every
+  // strategy. The optimizer, schedule and compressor keys are added by their own functions.
+  void add_config_keys(ConfigSchema& schema) const;
+
+  // The strategy the configuration names. Throws ConfigError for invalid parameters.
+  std::unique_ptr<Strategy> create(const StrategySetup& setup) const;
+
+ private:
+  std::vector<StrategyInfo> strategies_;
+};
+
+// Adds every key a training run's strategy may read: strategy.*, optimizer.* (default
+// `default_optimizer`) and compressor.*.
+void add_strategy_keys(ConfigSchema& schema, std::string_view default_optimizer = "adamw");
+
+struct RegisterStrategy {
+  explicit RegisterStrategy(StrategyInfo info);
+};
+
+void register_builtin_strategies(StrategyRegistry& registry);
+
+}  // namespace lowcomm

@@ -1,0 +1,207 @@
+// `demo`: DeMo / DisTrO (REFERENCE.md §1). Per step and tensor:
+//     x ← x·(1 − η·λ)                          decoupled weight decay (λ ≠ 0)
+//     δ ← β·δ + η·g                             local momentum, η-scaled, no (1 − β)
+//     transmit the fast components of δ; δ ← δ − what was transmitted
+//     G ← the transport's mean over ranks;  x ← x − η·sign(G)
+// The middle two lines are error feedback with a decaying residual fed η·g (error_feedback.hpp),
+// so the momentum lives in an ErrorFeedback wrapped around the transport: DCT top-k by default
+// (strategy.demo.compression_topk / _chunk / wire), or any registered compressor named by
+// strategy.demo.transport, configured by its own compressor.<name>.* keys.
+//
+// `stale = true` is the one-step-stale pipeline Psyche runs (the exchange of step t overlaps the
+// next step's compute): step t applies the aggregate of step t − 1 with step t's η, and the first
+// step only transmits. Psyche's "lookahead" correction of the stale update is not implemented.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "builtins.hpp"
+#include "compressed_sync.hpp"
+#include "lowcomm/compress/error_feedback.hpp"
+#include "lowcomm/compress/registry.hpp"
+#include "lowcomm/error.hpp"
+#include "lowcomm/kernels/blocks.hpp"
+#include "lowcomm/kernels/elementwise.hpp"
+#include "tensor_buffers.hpp"
+
+namespace lowcomm::strategy {
+
+namespace {
+
+struct DemoOptions {
+  float decay;         // β
+  double weight_decay;  // λ
+  bool stale;
+};
+
+// The transport's configuration: the run's, with compressor.name set to the transport and its
+// error feedback off (DeMo's own momentum is the error feedback).
+Config transport_config(const Config& config) {
+  const std::string& transport = config.get_string("strategy.demo.transport");
+  CompressorRegistry::global().find(transport);  // ConfigError listing them when unknown
+  const std::string& named = config.get_string("compressor.name");
+  if (named != "none" && named != transport) {
+    throw ConfigError(fmt::format(
+        "strategy demo sends its momentum through strategy.demo.transport = \"{}\", so "
+        "compressor.name = \"{}\" would be ignored: set strategy.demo.transport = \"{}\" instead, "
+        "or leave compressor.name unset",
+        transport, named, named));
+  }
+  std::vector<std::string> overrides{"compressor.name=" + transport,
+                                     fmt::format("compressor.{}.error_feedback=false", transport)};
+  const std::string& wire = config.get_string("strategy.demo.wire");
+  if (transport == "dct_topk") {
+    overrides.push_back("compressor.granularity=tensor");
+    overrides.push_back(fmt::format("compressor.dct_topk.topk={}", config.get_int("strategy.demo.compression_topk")));
+    overrides.push_back(fmt::format("compressor.dct_topk.chunk={}", config.get_int("strategy.demo.compression_chunk")));
+    overrides.push_back("compressor.dct_topk.wire=" + wire);
+  } else if (wire != "reference") {
+    throw ConfigError(fmt::format("strategy.demo.wire = \"{}\" applies to the dct_topk transport only; "
+                                  "transport \"{}\" is set up by its compressor.{}.* keys",
+                                  wire, transport, transport));
+  }
+  return config.with(overrides);
+}
+
+// REFERENCE.md §1: a prime dimension larger than the chunk degrades to blocks of length 1.
+void warn_about_small_blocks(const StrategySetup& setup, std::int64_t chunk) {
+  if (setup.comm.rank() != 0) return;
+  for (const TensorInfo& t : setup.tensors) {
+    for (const std::int64_t n : t.shape) {
+      if (n <= chunk) continue;
+      const std::int64_t length = kernels::block_length(n, chunk);
+      if (length * 4 < chunk) {
+        std::fprintf(stderr,
+                     "lowcomm: warning: strategy demo: dimension %lld of '%s' has no divisor near "
+                     "compression_chunk = %lld, so its DCT blocks are only %lld long\n",
+                     static_cast<long long>(n), t.name.c_str(), static_cast<long long>(chunk),
+                     static_cast<long long>(length));
+      }
+    }
+  }
+}
+
+class Demo final : public Strategy {
+ public:
+  Demo(const StrategySetup& setup, DemoOptions options)
+      : options_(options), scaled_(setup.tensors), aggregate_(setup.tensors), pending_(setup.tensors) {
+    const Config config = transport_config(setup.config);
+    // The momentum δ lives in this wrapper: state key "momentum/residual/<unit id>".
+    sync_ = make_compressed_sync(
+        setup, config, std::make_unique<ErrorFeedback>(CompressorRegistry::global().create(config), options.decay));
+    if (setup.config.get_string("strategy.demo.transport") == "dct_topk") {
+      warn_about_small_blocks(setup, setup.config.get_int("strategy.demo.compression_chunk"));
+    }
+  }
+
+  std::string_view name() const override { return "demo"; }
+
+  StrategyStepReport step(std::uint64_t step, double lr, std::span<const std::span<float>> params,
+                          std::span<const std::span<const float>> grads) override {
+    if (!(lr >= 0) || !std::isfinite(lr)) throw Error(fmt::format("demo: learning rate {} at step {}", lr, step));
+    const auto eta = static_cast<float>(lr);
+    auto start = std::chrono::steady_clock::now();
+    if (options_.weight_decay != 0.0) {
+      const auto factor = static_cast<float>(1.0 - lr * options_.weight_decay);
+      for (const std::span<float> x : params) {
+        for (float& v : x) v *= factor;
+      }
+    }
+    for (std::size_t t = 0; t < grads.size(); ++t) {
+      const std::span<const float> g = grads[t];
+      const std::span<float> s = scaled_.views()[t];
+      for (std::size_t i = 0; i < g.size(); ++i) s[i] = eta * g[i];
+    }
+    double update_s = seconds_since(start);
+
+    StrategyStepReport report;
+    report.synchronized = true;
+    report.sync = sync_->run(step, scaled_.const_views(), aggregate_.views());
+
+    start = std::chrono::steady_clock::now();
+    if (options_.stale) {
+      if (has_pending_) apply_sign(params, pending_, eta);
+      std::swap(pending_, aggregate_);
+      has_pending_ = true;
+    } else {
+      apply_sign(params, aggregate_, eta);
+    }
+    report.update_s = update_s + seconds_since(start);
+    return report;
+  }
+
+  void save_state(StateDict& state, std::string_view prefix) const override {
+    const std::string p(prefix);
+    sync_->compressor().save_state(state, p + "momentum/");
+    state.put(p + "has_pending", has_pending_ ? 1 : 0);
+    if (has_pending_) pending_.save(state, p + "pending");
+  }
+  void load_state(const StateDict& state, std::string_view prefix) override {
+    const std::string p(prefix);
+    sync_->compressor().load_state(state, p + "momentum/");
+    has_pending_ = state.integer(p + "has_pending") != 0;
+    if (has_pending_) pending_.load(state, p + "pending");
+  }
+
+ private:
+  static void apply_sign(std::span<const std::span<float>> params, const TensorBuffers& aggregate, float eta) {
+    for (std::size_t t = 0; t < params.size(); ++t) {
+      const std::span<float> x = params[t];
+      const std::span<const float> g = aggregate.const_views()[t];
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const float sign = static_cast<float>((g[i] > 0.0f) - (g[i] < 0.0f));  // sign(0) = 0
+        x[i] -= eta * sign;
+      }
+    }
+  }
+
+  DemoOptions options_;
+  std::unique_ptr<CompressedAllReduce> sync_;
+  TensorBuffers scaled_;     // η·g of this step
+  TensorBuffers aggregate_;  // G of this step
+  TensorBuffers pending_;    // G of the previous step (stale pipeline)
+  bool has_pending_ = false;
+};
+
+}  // namespace
+
+StrategyInfo demo_strategy() {
+  return {
+      .name = "demo",
+      .description = "DeMo/DisTrO: decoupled momentum, its fast components sent (DCT top-k by default), "
+                     "update by the sign of their mean",
+      .parameters =
+          {{.path = "compression_decay", .type = ValueType::Float, .default_value = 0.999,
+            .description = "momentum decay beta, in [0, 1)", .min = 0.0, .max = 1.0},
+           {.path = "compression_topk", .type = ValueType::Integer, .default_value = std::int64_t{32},
+            .description = "DCT coefficients sent per block (dct_topk transport)", .min = 1.0},
+           {.path = "compression_chunk", .type = ValueType::Integer, .default_value = std::int64_t{64},
+            .description = "largest DCT block side (dct_topk transport)", .min = 1.0},
+           {.path = "weight_decay", .type = ValueType::Float, .default_value = 0.0,
+            .description = "decoupled weight decay: x <- x*(1 - lr*wd) before the update", .min = 0.0},
+           {.path = "wire", .type = ValueType::String, .default_value = "reference",
+            .description = "dct_topk wire format: reference (int64 + fp32), compact (smallest index "
+                           "type), compact_1bit (and 1-bit values; feedback keeps unquantised ones)",
+            .choices = {"reference", "compact", "compact_1bit"}},
+           {.path = "transport", .type = ValueType::String, .default_value = "dct_topk",
+            .description = "the compressor that carries the momentum (any registered one; its "
+                           "compressor.<name>.* keys apply)"},
+           {.path = "stale", .type = ValueType::Boolean, .default_value = false,
+            .description = "one-step-stale pipeline: apply the previous step's aggregate"}},
+      .create = [](const StrategySetup& setup) -> std::unique_ptr<Strategy> {
+        const Config& c = setup.config;
+        const double beta = c.get_double("strategy.demo.compression_decay");
+        if (beta >= 1.0) {
+          throw ConfigError(fmt::format("strategy.demo.compression_decay = {} must be below 1", beta));
+        }
+        return std::make_unique<Demo>(setup, DemoOptions{.decay = static_cast<float>(beta),
+                                                         .weight_decay = c.get_double("strategy.demo.weight_decay"),
+                                                         .stale = c.get_bool("strategy.demo.stale")});
+      }};
+}
+
+}  // namespace lowcomm::strategy

@@ -1,0 +1,297 @@
+// `diloco`: DiLoCo and streaming DiLoCo (REFERENCE.md §4). Every step is an inner step of the
+// local optimizer (optimizer.*) on this rank's own gradient, with no communication. Every H
+// steps a fragment of the model synchronises:
+//     Δ ← anchor − x                           pseudo-gradient = old − new (the sign matters)
+//     Δ̄ ← mean over ranks, through compressor.* (any compressor: low precision, top-k, ...)
+//     b ← μ·b + Δ̄                              outer momentum (b starts at 0, so round 1: b = Δ̄)
+//     global ← anchor − η_out·(Δ̄ + μ·b)         Nesterov; heavy ball uses b in place of Δ̄ + μ·b
+//     anchor ← global
+//     τ steps later: x ← lerp(x, global, α) = x + α·(global − x)   (α = 1: take the global value)
+// With one fragment, τ = 0 and α = 1 this is DiLoCo. Streaming DiLoCo cuts the tensors into F
+// fragments of about equal size (in tensor order, identical on every rank) and staggers them:
+// fragment f syncs when (step + 1) mod H = ((f + 1)·H / F) mod H, so each fragment syncs every H
+// steps and some fragment every H / F steps. With τ > 0 the exchange is treated as overlapping τ
+// further inner steps; the modelled clock charges it when it happens (no overlap credit yet).
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "builtins.hpp"
+#include "compressed_sync.hpp"
+#include "lowcomm/compress/registry.hpp"
+#include "lowcomm/error.hpp"
+#include "lowcomm/optim/registry.hpp"
+
+namespace lowcomm::strategy {
+
+namespace {
+
+struct DilocoOptions {
+  std::int64_t inner_steps;  // H
+  double outer_lr;           // η_out
+  double outer_momentum;     // μ
+  bool nesterov;
+  std::int64_t fragments;    // F
+  std::int64_t overlap;      // τ
+  double alpha;              // α
+};
+
+// Tensors [first, first + count) of the model, synchronised together.
+struct Fragment {
+  std::size_t first = 0;
+  std::size_t count = 0;
+  std::unique_ptr<CompressedAllReduce> sync;
+  std::vector<float> anchor;    // the last global value of these parameters
+  std::vector<float> momentum;  // b
+  std::vector<float> delta, averaged;  // scratch: Δ and Δ̄
+  // Global values waiting for the mix τ steps after their exchange: (step to mix at, values).
+  std::vector<std::pair<std::uint64_t, std::vector<float>>> pending;
+};
+
+// Splits the tensors into `count` contiguous groups of about equal element count.
+std::vector<std::pair<std::size_t, std::size_t>> partition(std::span<const TensorInfo> tensors,
+                                                           std::int64_t count) {
+  std::int64_t total = 0;
+  for (const TensorInfo& t : tensors) total += t.numel();
+  std::vector<std::pair<std::size_t, std::size_t>> groups;
+  std::size_t next = 0;
+  std::int64_t seen = 0;
+  for (std::int64_t f = 0; f < count; ++f) {
+    const std::size_t first = next;
+    const std::int64_t remaining_groups = count - f - 1;
+    const std::int64_t target = (f + 1) * total / count;
+    // Take at least one tensor, and leave at least one for each later group.
+    do {
+      seen += tensors[next].numel();
+      ++next;
+    } while (seen < target && tensors.size() - next > static_cast<std::size_t>(remaining_groups));
+    groups.emplace_back(first, next - first);
+  }
+  return groups;
+}
+
+class Diloco final : public Strategy {
+ public:
+  Diloco(const StrategySetup& setup, DilocoOptions options)
+      : options_(options), optimizer_(make_optimizer(setup.config)) {
+    if (options.fragments > static_cast<std::int64_t>(setup.tensors.size())) {
+      throw ConfigError(fmt::format("strategy.diloco.fragments = {} but the model has only {} tensors",
+                                    options.fragments, setup.tensors.size()));
+    }
+    for (const auto& [first, count] : partition(setup.tensors, options.fragments)) {
+      Fragment& fragment = fragments_.emplace_back();
+      fragment.first = first;
+      fragment.count = count;
+      StrategySetup part{.comm = setup.comm,
+                         .tensors = {setup.tensors.begin() + static_cast<std::ptrdiff_t>(first),
+                                     setup.tensors.begin() + static_cast<std::ptrdiff_t>(first + count)},
+                         .config = setup.config,
+                         .seed = setup.seed};
+      fragment.sync = make_compressed_sync(part);
+      std::size_t n = 0;
+      for (const TensorInfo& t : part.tensors) n += static_cast<std::size_t>(t.numel());
+      fragment.anchor.assign(n, 0.0f);
+      fragment.momentum.assign(n, 0.0f);
+      fragment.delta.assign(n, 0.0f);
+      fragment.averaged.assign(n, 0.0f);
+    }
+  }
+
+  std::string_view name() const override { return "diloco"; }
+
+  StrategyStepReport step(std::uint64_t step, double lr, std::span<const std::span<float>> params,
+                          std::span<const std::span<const float>> grads) override {
+    if (!anchored_) {  // x⁰: the parameters every rank starts from
+      for (Fragment& f : fragments_) copy_out(params, f, f.anchor);
+      anchored_ = true;
+    }
+    StrategyStepReport report;
+    const auto start = std::chrono::steady_clock::now();
+    optimizer_->step(params, grads, lr);
+    report.update_s = seconds_since(start);
+
+    const auto h = static_cast<std::uint64_t>(options_.inner_steps);
+    const auto count = static_cast<std::uint64_t>(options_.fragments);
+    for (std::size_t i = 0; i < fragments_.size(); ++i) {
+      Fragment& f = fragments_[i];
+      if ((step + 1) % h == (i + 1) * h / count % h) {
+        report.synchronized = true;
+        synchronise(step, params, f, report);
+      }
+      mix_due(step, params, f);
+    }
+    return report;
+  }
+
+  void save_state(StateDict& state, std::string_view prefix) const override {
+    const std::string p(prefix);
+    optimizer_->save_state(state, p + "optimizer/");
+    state.put(p + "anchored", anchored_ ? 1 : 0);
+    for (std::size_t i = 0; i < fragments_.size(); ++i) {
+      const Fragment& f = fragments_[i];
+      const std::string fp = fmt::format("{}fragment/{}/", p, i);
+      state.put(fp + "anchor", f.anchor);
+      state.put(fp + "momentum", f.momentum);
+      state.put(fp + "pending", static_cast<std::int64_t>(f.pending.size()));
+      for (std::size_t j = 0; j < f.pending.size(); ++j) {
+        state.put(fmt::format("{}pending/{}/step", fp, j), static_cast<std::int64_t>(f.pending[j].first));
+        state.put(fmt::format("{}pending/{}/values", fp, j), f.pending[j].second);
+      }
+      f.sync->compressor().save_state(state, fp + "compressor/");
+    }
+  }
+
+  void load_state(const StateDict& state, std::string_view prefix) override {
+    const std::string p(prefix);
+    optimizer_->load_state(state, p + "optimizer/");
+    anchored_ = state.integer(p + "anchored") != 0;
+    for (std::size_t i = 0; i < fragments_.size(); ++i) {
+      Fragment& f = fragments_[i];
+      const std::string fp = fmt::format("{}fragment/{}/", p, i);
+      load_sized(state, fp + "anchor", f.anchor);
+      load_sized(state, fp + "momentum", f.momentum);
+      f.pending.clear();
+      for (std::int64_t j = 0; j < state.integer(fp + "pending"); ++j) {
+        std::vector<float> values(f.anchor.size());
+        load_sized(state, fmt::format("{}pending/{}/values", fp, j), values);
+        f.pending.emplace_back(static_cast<std::uint64_t>(state.integer(fmt::format("{}pending/{}/step", fp, j))),
+                               std::move(values));
+      }
+      f.sync->compressor().load_state(state, fp + "compressor/");
+    }
+  }
+
+ private:
+  static void load_sized(const StateDict& state, const std::string& key, std::vector<float>& into) {
+    const std::vector<float>& saved = state.floats(key);
+    if (saved.size() != into.size()) {
+      throw Error(fmt::format("diloco state '{}' holds {} values, expected {}", key, saved.size(), into.size()));
+    }
+    into = saved;
+  }
+
+  // The fragment's parameters, concatenated, into `out`.
+  static void copy_out(std::span<const std::span<float>> params, const Fragment& f, std::span<float> out) {
+    std::size_t offset = 0;
+    for (std::size_t t = f.first; t < f.first + f.count; ++t) {
+      std::ranges::copy(params[t], out.begin() + static_cast<std::ptrdiff_t>(offset));
+      offset += params[t].size();
+    }
+  }
+
+  // Views of a fragment-sized flat buffer, one per tensor of the fragment.
+  static std::vector<std::span<float>> views(std::span<const std::span<float>> params, const Fragment& f,
+                                             std::span<float> flat) {
+    std::vector<std::span<float>> out;
+    std::size_t offset = 0;
+    for (std::size_t t = f.first; t < f.first + f.count; ++t) {
+      out.push_back(flat.subspan(offset, params[t].size()));
+      offset += params[t].size();
+    }
+    return out;
+  }
+
+  void synchronise(std::uint64_t step, std::span<const std::span<float>> params, Fragment& f,
+                   StrategyStepReport& report) {
+    copy_out(params, f, f.delta);
+    for (std::size_t i = 0; i < f.delta.size(); ++i) f.delta[i] = f.anchor[i] - f.delta[i];
+    const std::vector<std::span<float>> delta_views = views(params, f, f.delta);
+    const std::vector<std::span<const float>> inputs(delta_views.begin(), delta_views.end());
+    const std::vector<std::span<float>> outputs = views(params, f, f.averaged);
+    const SyncReport sync = f.sync->run(step, inputs, outputs);
+    report.sync.comm += sync.comm;
+    report.sync.codec_s += sync.codec_s;
+    report.sync.payload_bytes += sync.payload_bytes;
+    report.sync.rounds += sync.rounds;
+
+    const auto start = std::chrono::steady_clock::now();
+    const auto mu = static_cast<float>(options_.outer_momentum);
+    const auto eta = static_cast<float>(options_.outer_lr);
+    std::vector<float> global(f.anchor.size());
+    for (std::size_t i = 0; i < f.anchor.size(); ++i) {
+      const float averaged = f.averaged[i];
+      f.momentum[i] = mu * f.momentum[i] + averaged;
+      const float update = options_.nesterov ? averaged + mu * f.momentum[i] : f.momentum[i];
+      global[i] = f.anchor[i] - eta * update;
+    }
+    f.anchor = global;
+    f.pending.emplace_back(step + static_cast<std::uint64_t>(options_.overlap), std::move(global));
+    report.update_s += seconds_since(start);
+  }
+
+  // x ← lerp(x, global, α) for the fragment's exchanges whose overlap ends at this step, computed
+  // as torch.lerp does, so that α = 1 gives the global value exactly.
+  void mix_due(std::uint64_t step, std::span<const std::span<float>> params, Fragment& f) const {
+    const auto alpha = static_cast<float>(options_.alpha);
+    std::erase_if(f.pending, [&](const std::pair<std::uint64_t, std::vector<float>>& due) {
+      if (due.first != step) return false;
+      std::size_t offset = 0;
+      for (std::size_t t = f.first; t < f.first + f.count; ++t) {
+        for (float& x : params[t]) {
+          const float global = due.second[offset++];
+          x = alpha < 0.5f ? x + alpha * (global - x) : global - (global - x) * (1.0f - alpha);
+        }
+      }
+      return true;
+    });
+  }
+
+  DilocoOptions options_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::vector<Fragment> fragments_;
+  bool anchored_ = false;
+};
+
+}  // namespace
+
+StrategyInfo diloco_strategy() {
+  return {
+      .name = "diloco",
+      .description = "DiLoCo: H local optimizer.* steps, then the pseudo-gradient averaged through "
+                     "compressor.* and applied by an outer Nesterov step; streaming with fragments",
+      .parameters =
+          {{.path = "inner_steps", .type = ValueType::Integer, .default_value = std::int64_t{500},
+            .description = "H: inner steps between the syncs of a fragment", .min = 1.0},
+           {.path = "outer_lr", .type = ValueType::Float, .default_value = 0.7,
+            .description = "outer learning rate", .min = 0.0},
+           {.path = "outer_momentum", .type = ValueType::Float, .default_value = 0.9,
+            .description = "outer momentum mu, in [0, 1)", .min = 0.0, .max = 1.0},
+           {.path = "outer_nesterov", .type = ValueType::Boolean, .default_value = true,
+            .description = "Nesterov outer step (false: heavy ball)"},
+           {.path = "fragments", .type = ValueType::Integer, .default_value = std::int64_t{1},
+            .description = "streaming: fragments synced in turn (1: plain DiLoCo)", .min = 1.0},
+           {.path = "overlap_steps", .type = ValueType::Integer, .default_value = std::int64_t{0},
+            .description = "streaming: tau inner steps between a fragment's exchange and its mix",
+            .min = 0.0},
+           {.path = "alpha", .type = ValueType::Float, .default_value = 1.0,
+            .description = "streaming: x <- lerp(x_local, x_global, alpha); 1 takes the global value",
+            .min = 0.0, .max = 1.0}},
+      .create = [](const StrategySetup& setup) -> std::unique_ptr<Strategy> {
+        const Config& c = setup.config;
+        const DilocoOptions options{.inner_steps = c.get_int("strategy.diloco.inner_steps"),
+                                    .outer_lr = c.get_double("strategy.diloco.outer_lr"),
+                                    .outer_momentum = c.get_double("strategy.diloco.outer_momentum"),
+                                    .nesterov = c.get_bool("strategy.diloco.outer_nesterov"),
+                                    .fragments = c.get_int("strategy.diloco.fragments"),
+                                    .overlap = c.get_int("strategy.diloco.overlap_steps"),
+                                    .alpha = c.get_double("strategy.diloco.alpha")};
+        if (options.outer_momentum >= 1.0) {
+          throw ConfigError(fmt::format("strategy.diloco.outer_momentum = {} must be below 1", options.outer_momentum));
+        }
+        if (options.fragments > options.inner_steps) {
+          throw ConfigError(fmt::format("strategy.diloco.fragments = {} exceeds inner_steps = {}: each fragment "
+                                        "syncs once every inner_steps steps, so at most that many can take turns",
+                                        options.fragments, options.inner_steps));
+        }
+        if (options.overlap >= options.inner_steps) {
+          throw ConfigError(fmt::format("strategy.diloco.overlap_steps = {} must be below inner_steps = {}: a "
+                                        "fragment's exchange must be mixed in before its next one",
+                                        options.overlap, options.inner_steps));
+        }
+        return std::make_unique<Diloco>(setup, options);
+      }};
+}
+
+}  // namespace lowcomm::strategy

@@ -1,0 +1,278 @@
+// The semantics of the built-in strategies on the quadratic problem (quadratic_problem.hpp), at
+// 1, 2, 3 and 4 ranks: data-parallel equals one process training on every rank's batch, DiLoCo
+// reduces to data-parallel SGD and follows an independent simulation of REFERENCE.md §4 (sign of
+// the pseudo-gradient, direction of the α mix, fragment schedule), restored runs continue bitwise
+// identically, and the bytes each strategy reports are what its wire format implies.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "lowcomm/comm/communicator.hpp"
+#include "lowcomm/error.hpp"
+#include "lowcomm/kernels/blocks.hpp"
+#include "lowcomm/optim/registry.hpp"
+#include "quadratic_problem.hpp"
+
+namespace lowcomm::test {
+namespace {
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+int world_size() {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+double lr_at(std::uint64_t step) { return 0.05 * (1.0 - 0.02 * static_cast<double>(step)); }
+
+struct TrainedRun {
+  std::vector<float> params;
+  std::vector<StrategyStepReport> reports;
+  StateDict state;
+};
+
+// Trains from `params` for steps [first, first + steps), restoring `restore` first when given.
+TrainedRun train(const Config& config, std::uint64_t first, std::uint64_t steps, std::vector<float> params,
+          const StateDict* restore = nullptr) {
+  Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
+  std::unique_ptr<Strategy> strategy =
+      StrategyRegistry::global().create({.comm = comm, .tensors = kModel, .config = config, .seed = 42});
+  if (restore) strategy->load_state(*restore, "strategy/");
+  TrainedRun run;
+  for (std::uint64_t s = first; s < first + steps; ++s) {
+    std::vector<float> g = gradient(world_rank(), s, params);
+    const std::vector<std::span<float>> p = views(std::span<float>(params));
+    const std::vector<std::span<const float>> gv = views(std::span<const float>(g));
+    run.reports.push_back(strategy->step(s, lr_at(s), p, gv));
+  }
+  strategy->save_state(run.state, "strategy/");
+  run.params = std::move(params);
+  return run;
+}
+
+void expect_close(std::span<const float> actual, std::span<const float> expected, double tolerance) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    ASSERT_NEAR(actual[i], expected[i], tolerance * (1.0 + std::abs(expected[i]))) << "element " << i;
+  }
+}
+
+// Rank 0's vector, on every rank.
+std::vector<float> from_rank_zero(std::vector<float> v) {
+  MPI_Bcast(v.data(), static_cast<int>(v.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
+  return v;
+}
+
+TEST(DataParallel, NoneEqualsOneProcessTrainingOnEveryRanksBatch) {
+  for (const char* optimizer : {"sgd", "adamw"}) {
+    SCOPED_TRACE(optimizer);
+    const Config config = strategy_config({"strategy.name=data_parallel", std::string("optimizer.name=") + optimizer,
+                                           "optimizer.sgd.momentum=0.9", "compressor.name=none"});
+    const TrainedRun run = train(config, 0, 6, initial_params());
+
+    // One process: the mean of all ranks' gradients, the same optimizer.
+    std::vector<float> x = initial_params();
+    const std::unique_ptr<Optimizer> reference = make_optimizer(config);
+    const int w = world_size();
+    for (std::uint64_t s = 0; s < 6; ++s) {
+      std::vector<float> mean(x.size(), 0.0f);
+      for (int r = 0; r < w; ++r) {
+        const std::vector<float> g = gradient(r, s, x);
+        for (std::size_t i = 0; i < x.size(); ++i) mean[i] += g[i];
+      }
+      for (float& m : mean) m /= static_cast<float>(w);
+      reference->step(views(std::span<float>(x)), views(std::span<const float>(mean)), lr_at(s));
+    }
+    expect_close(run.params, x, 1e-5);
+    const std::vector<float> zero = from_rank_zero(run.params);
+    EXPECT_EQ(std::memcmp(zero.data(), run.params.data(), zero.size() * sizeof(float)), 0)
+        << "ranks diverged";
+  }
+}
+
+TEST(Diloco, OneInnerStepWithPlainOuterSgdEqualsDataParallelSgd) {
+  const TrainedRun dp = train(strategy_config({"strategy.name=data_parallel", "optimizer.name=sgd"}), 0, 5,
+                       initial_params());
+  const TrainedRun diloco = train(strategy_config({"strategy.name=diloco", "optimizer.name=sgd",
+                                            "strategy.diloco.inner_steps=1", "strategy.diloco.outer_lr=1",
+                                            "strategy.diloco.outer_momentum=0"}),
+                           0, 5, initial_params());
+  expect_close(diloco.params, dp.params, 1e-5);
+}
+
+TEST(Diloco, AlphaZeroKeepsTheLocalParametersAndAlphaOneTakesTheGlobalOnes) {
+  // α = 0: the mix keeps x_local, so the parameters are those of training alone.
+  const TrainedRun alone = train(strategy_config({"strategy.name=diloco", "optimizer.name=sgd",
+                                           "strategy.diloco.inner_steps=1000"}),
+                          0, 6, initial_params());
+  const TrainedRun alpha0 = train(strategy_config({"strategy.name=diloco", "optimizer.name=sgd",
+                                            "strategy.diloco.inner_steps=2", "strategy.diloco.overlap_steps=1",
+                                            "strategy.diloco.alpha=0"}),
+                           0, 6, initial_params());
+  EXPECT_EQ(alpha0.params, alone.params);
+  // α = 1 with τ = 0: every rank holds the same global parameters after each sync.
+  const TrainedRun alpha1 = train(strategy_config({"strategy.name=diloco", "optimizer.name=sgd",
+                                            "strategy.diloco.inner_steps=2", "strategy.diloco.alpha=1"}),
+                           0, 6, initial_params());
+  EXPECT_EQ(from_rank_zero(alpha1.params), alpha1.params);
+}
+
+// REFERENCE.md §4 written out for all ranks in one process, in double: streaming fragments,
+// τ-step overlap, α mix, Nesterov outer momentum, inner SGD.
+std::vector<float> simulate_streaming_diloco(int w, int steps, int h, int overlap, double alpha,
+                                             double outer_lr, double mu) {
+  const std::size_t n = model_size();
+  // Fragments as lowcomm cuts kModel into two of about equal size: "weight" (96 values), the rest.
+  const std::vector<std::pair<std::size_t, std::size_t>> fragments = {{0, 96}, {96, n}};
+  std::vector<std::vector<double>> x(static_cast<std::size_t>(w));
+  const std::vector<float> x0 = initial_params();
+  for (auto& xw : x) xw.assign(x0.begin(), x0.end());
+  std::vector<double> anchor = x[0], b(n, 0.0);
+  struct Pending { int step; std::size_t fragment; std::vector<double> global; };
+  std::vector<Pending> pending;
+  for (int s = 0; s < steps; ++s) {
+    for (int r = 0; r < w; ++r) {
+      const std::vector<float> xf(x[r].begin(), x[r].end());
+      const std::vector<float> g = gradient(r, static_cast<std::uint64_t>(s), xf);
+      for (std::size_t i = 0; i < n; ++i) x[r][i] -= lr_at(static_cast<std::uint64_t>(s)) * g[i];
+    }
+    for (std::size_t f = 0; f < fragments.size(); ++f) {
+      const auto [begin, end] = fragments[f];
+      if ((s + 1) % h == static_cast<int>((f + 1) * static_cast<std::size_t>(h) / fragments.size()) % h) {
+        std::vector<double> global(end - begin);
+        for (std::size_t i = begin; i < end; ++i) {
+          double delta = 0;  // mean over ranks of (old − new)
+          for (int r = 0; r < w; ++r) delta += anchor[i] - x[r][i];
+          delta /= w;
+          b[i] = mu * b[i] + delta;
+          anchor[i] -= outer_lr * (delta + mu * b[i]);
+          global[i - begin] = anchor[i];
+        }
+        pending.push_back({s + overlap, f, global});
+      }
+      for (auto it = pending.begin(); it != pending.end();) {
+        if (it->step == s && it->fragment == f) {
+          for (int r = 0; r < w; ++r) {
+            for (std::size_t i = begin; i < end; ++i) {
+              x[r][i] += alpha * (it->global[i - begin] - x[r][i]);  // lerp(x_local, x_global, α)
+            }
+          }
+          it = pending.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+  }
+  return {x[static_cast<std::size_t>(world_rank())].begin(), x[static_cast<std::size_t>(world_rank())].end()};
+}
+
+TEST(Diloco, StreamingMatchesAnIndependentSimulation) {
+  const TrainedRun run = train(strategy_config({"strategy.name=diloco", "optimizer.name=sgd",
+                                         "strategy.diloco.inner_steps=4", "strategy.diloco.fragments=2",
+                                         "strategy.diloco.overlap_steps=1", "strategy.diloco.alpha=0.5",
+                                         "strategy.diloco.outer_lr=0.7", "strategy.diloco.outer_momentum=0.9"}),
+                        0, 12, initial_params());
+  expect_close(run.params, simulate_streaming_diloco(world_size(), 12, 4, 1, 0.5, 0.7, 0.9), 2e-5);
+}
+
+TEST(Diloco, RejectsInconsistentStreamingOptions) {
+  Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
+  const auto make = [&](std::vector<std::string> overrides) {
+    overrides.push_back("strategy.name=diloco");
+    const Config config = strategy_config(overrides);
+    return StrategyRegistry::global().create({.comm = comm, .tensors = kModel, .config = config});
+  };
+  EXPECT_THROW(make({"strategy.diloco.inner_steps=4", "strategy.diloco.overlap_steps=4"}), ConfigError);
+  EXPECT_THROW(make({"strategy.diloco.inner_steps=2", "strategy.diloco.fragments=3"}), ConfigError);
+  EXPECT_THROW(make({"strategy.diloco.inner_steps=100", "strategy.diloco.fragments=5"}), ConfigError);
+  EXPECT_THROW(make({"strategy.diloco.outer_momentum=1"}), ConfigError);
+}
+
+struct RestartCase {
+  std::string label;
+  std::vector<std::string> overrides;
+};
+
+class EveryStrategy : public testing::TestWithParam<RestartCase> {};
+
+TEST_P(EveryStrategy, RestoredRunContinuesBitwiseIdentically) {
+  const Config config = strategy_config(GetParam().overrides);
+  const TrainedRun straight = train(config, 0, 8, initial_params());
+  const TrainedRun again = train(config, 0, 8, initial_params());
+  EXPECT_EQ(straight.params, again.params) << "same config and seed differ";
+
+  const TrainedRun first = train(config, 0, 3, initial_params());
+  const TrainedRun resumed = train(config, 3, 5, first.params, &first.state);
+  EXPECT_EQ(resumed.params, straight.params);
+  EXPECT_TRUE(resumed.state == straight.state);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Strategies, EveryStrategy,
+    testing::Values(
+        RestartCase{"dp_topk_ef", {"strategy.name=data_parallel", "optimizer.name=adamw", "compressor.name=topk",
+                                   "compressor.topk.ratio=0.1", "compressor.topk.error_feedback=true"}},
+        RestartCase{"dp_powersgd", {"strategy.name=data_parallel", "optimizer.name=sgd", "optimizer.sgd.momentum=0.9",
+                                    "compressor.name=powersgd"}},
+        RestartCase{"demo", {"strategy.name=demo", "strategy.demo.compression_chunk=4",
+                             "strategy.demo.compression_topk=3", "strategy.demo.weight_decay=0.01"}},
+        RestartCase{"demo_stale_1bit", {"strategy.name=demo", "strategy.demo.compression_chunk=4",
+                                        "strategy.demo.wire=compact_1bit", "strategy.demo.stale=true"}},
+        RestartCase{"demo_topk_transport", {"strategy.name=demo", "strategy.demo.transport=topk",
+                                            "compressor.topk.ratio=0.2"}},
+        RestartCase{"diloco_streaming", {"strategy.name=diloco", "optimizer.name=adamw",
+                                         "strategy.diloco.inner_steps=4", "strategy.diloco.fragments=2",
+                                         "strategy.diloco.overlap_steps=2", "strategy.diloco.alpha=0.5",
+                                         "compressor.name=quantize"}}),
+    [](const testing::TestParamInfo<RestartCase>& info) { return info.param.label; });
+
+TEST(Bytes, DemoSendsBlocksTimesKTimesTwelveBytesWithTheReferenceWire) {
+  const Config config = strategy_config({"strategy.name=demo", "strategy.demo.compression_chunk=4",
+                                         "strategy.demo.compression_topk=3"});
+  const TrainedRun run = train(config, 0, 2, initial_params());
+  std::uint64_t expected = 0;
+  for (const TensorInfo& t : kModel) {
+    const kernels::BlockLayout layout = kernels::block_layout(t.shape, 4);
+    expected += static_cast<std::uint64_t>(layout.blocks() * std::min<std::int64_t>(3, layout.block_size())) * 12;
+  }
+  for (const StrategyStepReport& r : run.reports) {
+    EXPECT_TRUE(r.synchronized);
+    EXPECT_EQ(r.sync.payload_bytes, expected);
+  }
+}
+
+TEST(Bytes, DilocoSendsNothingOnInnerStepsAndItsFragmentOnSyncSteps) {
+  const Config config = strategy_config({"strategy.name=diloco", "strategy.diloco.inner_steps=4",
+                                         "strategy.diloco.fragments=2"});
+  const TrainedRun run = train(config, 0, 8, initial_params());
+  for (std::size_t s = 0; s < run.reports.size(); ++s) {
+    const StrategyStepReport& r = run.reports[s];
+    const bool due = (s + 1) % 4 == 2 || (s + 1) % 4 == 0;
+    EXPECT_EQ(r.synchronized, due) << "step " << s;
+    const std::uint64_t fragment_values = (s + 1) % 4 == 2 ? 96 : model_size() - 96;
+    EXPECT_EQ(r.sync.payload_bytes, due ? fragment_values * sizeof(float) : 0) << "step " << s;
+    if (!due) EXPECT_EQ(r.sync.comm.bytes_sent, 0u);
+  }
+}
+
+TEST(Demo, NamesTheConflictingCompressorKey) {
+  Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
+  const Config config = strategy_config({"strategy.name=demo", "compressor.name=topk"});
+  try {
+    StrategyRegistry::global().create({.comm = comm, .tensors = kModel, .config = config});
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("strategy.demo.transport"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace lowcomm::test
