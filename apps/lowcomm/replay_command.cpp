@@ -1,9 +1,9 @@
-// `lowcomm replay`: pushes a recorded gradient trace through a compressor, as a data-parallel run
-// would, without training: rank w reads its own gradients step by step, the ranks aggregate them
-// through CompressedAllReduce on the configured network, and every rank applies plain SGD
-// (x <- x - lr * aggregate) until the strategies take over. Rank 0 writes what a study of the
-// compressor needs: the parameters on every rank after every step, the bytes each rank sent and
-// received, and how far the aggregate is from the dense mean (docs/replay.md).
+// `lowcomm replay`: pushes a recorded gradient trace through a strategy and its compressor, as a
+// training run would, without the model: rank w reads its own gradients step by step and hands
+// them to the configured strategy (strategy.*, default data_parallel with optimizer sgd, so
+// x <- x - lr * aggregate) on the configured network. Rank 0 writes what a study of the method
+// needs: the parameters on every rank after every step, the bytes each rank sent and received,
+// and how far the step's update is from a dense SGD step (docs/replay.md).
 //
 // The dense mean for the metrics is computed with a plain MPI_Allreduce on a communicator of its
 // own, so it is not counted as traffic. The output is written to OUT.partial and renamed to OUT
@@ -28,8 +28,7 @@
 #include "lowcomm/comm/collective_schedule.hpp"
 #include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/comm/network_config.hpp"
-#include "lowcomm/compress/compressed_all_reduce.hpp"
-#include "lowcomm/compress/registry.hpp"
+#include "lowcomm/strategy/registry.hpp"
 #include "lowcomm/log/gradient_trace.hpp"
 #include "lowcomm/log/replay_output.hpp"
 #include "mpi_session.hpp"
@@ -49,7 +48,7 @@ struct ReplayArguments {
 ConfigSchema replay_schema() {
   ConfigSchema schema;
   add_network_keys(schema);
-  CompressorRegistry::global().add_config_keys(schema);
+  add_strategy_keys(schema, "sgd");
   add_replay_keys(schema);
   return schema;
 }
@@ -58,7 +57,8 @@ ConfigSchema replay_schema() {
 
 void add_replay_keys(ConfigSchema& schema) {
   schema.add({.path = "replay.lr", .type = ValueType::Float, .default_value = 0.1,
-              .description = "SGD learning rate (> 0): x <- x - lr * aggregate"});
+              .description = "learning rate of every step (> 0); with the default data_parallel + "
+                             "sgd: x <- x - lr * aggregate"});
   schema.add({.path = "replay.steps", .type = ValueType::Integer,
               .description = "replay only the first N steps of the trace (default: all)",
               .min = 1.0, .optional = true});
@@ -67,7 +67,8 @@ void add_replay_keys(ConfigSchema& schema) {
 
 namespace {
 
-// How far the compressor's aggregate is from the dense mean, over all tensors at once.
+// How far the step's update (x_before - x_after) / lr is from the dense mean gradient (a dense SGD
+// step), over all tensors at once; with data_parallel and plain SGD the update is the aggregate.
 // relative_error = |a - m| / |m|; cosine = a.m / (|a| |m|). A zero mean makes both undefined:
 // an exact (zero) aggregate then counts as relative error 0 and cosine 1, any other as
 // relative error +inf and cosine 0; a zero aggregate of a non-zero mean has cosine 0.
@@ -157,7 +158,8 @@ int run(const ReplayArguments& arguments) {
     const auto n = static_cast<std::size_t>(total);
 
     std::optional<Communicator> comm;
-    std::optional<CompressedAllReduce> sync;
+    std::unique_ptr<Strategy> strategy;
+    const std::string strategy_name = config.get_string("strategy.name");
     const std::string compressor_name = config.get_string("compressor.name");
     agree_on_failure(MPI_COMM_WORLD, [&] {
       if (total > INT_MAX) {
@@ -165,18 +167,14 @@ int run(const ReplayArguments& arguments) {
                                 "most {} (one MPI message)", total, INT_MAX));
       }
       comm.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, w));
-      const double bucket_mb = config.get_double("compressor.bucket_mb");
-      const auto bucket_bytes = std::max<std::uint64_t>(
-          1, static_cast<std::uint64_t>(std::llround(bucket_mb * 1024.0 * 1024.0)));
-      sync.emplace(*comm, CompressorRegistry::global().create(config), tensors,
-                   parse_granularity(config.get_string("compressor.granularity")), bucket_bytes,
-                   static_cast<std::uint64_t>(config.get_int("seed")));
+      strategy = StrategyRegistry::global().create(
+          {.comm = *comm, .tensors = tensors, .config = config,
+           .seed = static_cast<std::uint64_t>(config.get_int("seed"))});
     });
 
-    std::vector<float> params(n), grads(n), aggregate(n), mean(n), received;
+    std::vector<float> params(n), grads(n), update(n), mean(n), received;
     const std::vector<std::span<float>> param_views = views(params, tensors);
     const std::vector<std::span<float>> grad_views = views(grads, tensors);
-    const std::vector<std::span<float>> aggregate_views = views(aggregate, tensors);
     const std::vector<std::span<const float>> grad_inputs(grad_views.begin(), grad_views.end());
     agree_on_failure(MPI_COMM_WORLD, [&] {
       for (std::size_t t = 0; t < tensors.size(); ++t) {
@@ -200,6 +198,7 @@ int run(const ReplayArguments& arguments) {
       const ReplayOutputMetadata metadata{
           .config = config.to_toml(),
           .trace = std::filesystem::absolute(arguments.trace).string(),
+          .strategy = strategy_name,
           .compressor = compressor_name,
           .network = describe_network(config),
           .seed = config.get_int("seed"),
@@ -212,7 +211,7 @@ int run(const ReplayArguments& arguments) {
 
     MPI_Comm raw = MPI_COMM_NULL;  // the dense mean and the gathers to rank 0: not counted
     MPI_Comm_dup(MPI_COMM_WORLD, &raw);
-    const float lr = static_cast<float>(config.get_double("replay.lr"));
+    const double lr = config.get_double("replay.lr");
     const int count = static_cast<int>(n);
     std::vector<RankStep> all_steps(static_cast<std::size_t>(w));
     double sum_relative_error = 0, sum_cosine = 0, sum_sent = 0;
@@ -220,15 +219,18 @@ int run(const ReplayArguments& arguments) {
 
     for (std::int64_t step = 0; step < steps; ++step) {
       agree_on_failure(MPI_COMM_WORLD, [&] { trace->read_gradients(step, rank, grad_views); });
-      const SyncReport report = sync->run(static_cast<std::uint64_t>(step), grad_inputs,
-                                          aggregate_views);
+      update = params;
+      const SyncReport report =
+          strategy->step(static_cast<std::uint64_t>(step), lr, param_views, grad_inputs).sync;
       comm->synchronize_clock();
+      for (std::size_t i = 0; i < n; ++i) {
+        update[i] = static_cast<float>((static_cast<double>(update[i]) - params[i]) / lr);
+      }
 
       MPI_Allreduce(grads.data(), mean.data(), count, MPI_FLOAT, MPI_SUM, raw);
       const auto ranks = static_cast<float>(w);  // divided as compressor none divides its sum
       for (float& m : mean) m /= ranks;
-      const auto [relative_error, cosine] = compare(aggregate, mean);
-      for (std::size_t i = 0; i < n; ++i) params[i] -= lr * aggregate[i];
+      const auto [relative_error, cosine] = compare(update, mean);
 
       const RankStep mine{.bytes_sent = static_cast<std::int64_t>(report.comm.bytes_sent),
                           .bytes_received = static_cast<std::int64_t>(report.comm.bytes_received),
@@ -269,17 +271,17 @@ int run(const ReplayArguments& arguments) {
       const double cells = static_cast<double>(steps) * w;
       const double dense_mean =
           std::accumulate(dense_sent.begin(), dense_sent.end(), 0.0) / static_cast<double>(w);
-      std::printf("lowcomm replay: %lld steps of %d rank%s through compressor '%s' (%s); "
-                  "network %s\n", static_cast<long long>(steps), w, w == 1 ? "" : "s",
-                  compressor_name.c_str(), config.get_string("compressor.granularity").c_str(),
+      std::printf("lowcomm replay: %lld steps of %d rank%s through strategy '%s', compressor "
+                  "'%s' (%s); network %s\n", static_cast<long long>(steps), w, w == 1 ? "" : "s",
+                  strategy_name.c_str(), compressor_name.c_str(), config.get_string("compressor.granularity").c_str(),
                   describe_network(config).c_str());
       std::printf("  bytes sent per rank and step: %.0f (dense float32 all-reduce: %.0f%s)\n",
                   sum_sent / cells, dense_mean,
                   dense_mean > 0
                       ? fmt::format("; ratio {:.3g}", sum_sent / cells / dense_mean).c_str()
                       : "");
-      std::printf("  against the dense mean: relative error %.4g, cosine %.4g (mean over steps "
-                  "and ranks)\n", sum_relative_error / cells, sum_cosine / cells);
+      std::printf("  update against a dense SGD step: relative error %.4g, cosine %.4g (mean over "
+                  "steps and ranks)\n", sum_relative_error / cells, sum_cosine / cells);
       std::printf("  wrote %s\n", std::filesystem::absolute(arguments.out).c_str());
     }
   });
@@ -289,8 +291,8 @@ int run(const ReplayArguments& arguments) {
 
 void add_replay_command(CLI::App& app) {
   CLI::App* replay = app.add_subcommand(
-      "replay", "Replay a recorded gradient trace through a compressor (plain SGD), recording "
-                "parameters, bytes and reconstruction error");
+      "replay", "Replay a recorded gradient trace through a strategy and compressor, recording "
+                "parameters, bytes and the error against a dense SGD step");
   static ReplayArguments arguments;  // CLI11 binds options to storage that outlives parsing
   replay->add_option("--trace", arguments.trace,
                      "HDF5 gradient trace: /params/<name>, /grads/<name> [steps, W, *shape], "
@@ -302,8 +304,8 @@ void add_replay_command(CLI::App& app) {
       ->type_name("OUT.h5");
   replay->add_flag("--force", arguments.force, "replace --out if it exists");
   add_config_arguments(*replay, arguments.config);
-  replay->footer("Keys: network.*, compressor.*, replay.lr (0.1), replay.steps (all), seed (0); "
-                 "`lowcomm info` lists network and compressor keys.");
+  replay->footer("Keys: network.*, strategy.*, optimizer.* (default sgd), compressor.*, replay.lr "
+                 "(0.1), replay.steps (all), seed (0); `lowcomm info` lists them.");
   replay->callback([] { run(arguments); });
 }
 

@@ -173,6 +173,7 @@ ReplayOutput::ReplayOutput(const std::filesystem::path& out,
   write_string_attribute(root, "git_revision", build_info().git_revision, file);
   write_string_attribute(root, "config", metadata.config, file);
   write_string_attribute(root, "trace", metadata.trace, file);
+  write_string_attribute(root, "strategy", metadata.strategy, file);
   write_string_attribute(root, "compressor", metadata.compressor, file);
   write_string_attribute(root, "network", metadata.network, file);
   write_int_attribute(root, "world_size", world_size, file);

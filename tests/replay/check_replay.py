@@ -101,8 +101,9 @@ with replay(os.path.join(out_folder, f"none-w{W}.h5"), "compressor.name=none") a
         np.testing.assert_array_equal(f["bytes_sent"][s], sent)
         np.testing.assert_array_equal(f["bytes_received"][s], np.roll(sent, 1))  # from rank r-1
         np.testing.assert_array_equal(f["payload_bytes"][s], [4 * n] * W)
-    # The dense mean of the metrics is summed as `none` sums: equal up to MPI's summation order.
-    assert (f["metrics/relative_error"][:] <= 1e-6).all(), f["metrics/relative_error"][:]
+    # The metrics compare the update (x_before - x_after) / lr, recovered from fp32 parameters, with
+    # the dense mean: equal up to the parameters' rounding (|x| / |lr * g| ulps) and summation order.
+    assert (f["metrics/relative_error"][:] <= 1e-5).all(), f["metrics/relative_error"][:]
     np.testing.assert_allclose(f["metrics/cosine"][:], 1.0, atol=1e-6)
 
 # ---- topk, k = 2 with error feedback: gathered (index int32, value fp32) pairs -------------------

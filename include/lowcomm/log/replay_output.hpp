@@ -31,6 +31,7 @@ struct RankStep {
 struct ReplayOutputMetadata {
   std::string config;      // the effective configuration, as TOML
   std::string trace;       // absolute path of the trace replayed
+  std::string strategy;
   std::string compressor;
   std::string network;     // describe_network() of the configuration
   std::int64_t seed = 0;
