@@ -10,7 +10,7 @@ packages=(
   libhdf5-dev hdf5-tools            # run logs
   libcli11-dev libtomlplusplus-dev libfmt-dev
   libeigen3-dev                     # dense linear algebra in the CPU kernels
-  libopenblas-dev                   # sgemm for the transformer kernels (kernels/cpu/linear.cpp)
+  libopenblas-openmp-dev            # sgemm for the transformer kernels, on OpenMP's threads
   libgtest-dev libgmock-dev
   python3-h5py python3-numpy        # reading logs in tests (/usr/bin/python3)
 )

@@ -1,0 +1,127 @@
+// `lowcomm bench model`: training throughput of the transformer reference model (apps/gpt) on
+// this node: tokens/s of a full step (forward + backward + AdamW) for a preset at a given batch
+// B × T and OpenMP thread count, after warm-up steps, next to the sgemm rate of the same
+// kernel the model's projections use (linear_forward, Cpu backend), measured in the same run.
+//
+// Model FLOPs per token, as nanoGPT's estimate_mfu (PaLM, appendix B):
+//   6 · (N − T_max·C) + 12 · L · C · T
+// N the parameter count (the LM head is tied to wte, so its matmul is in 6N; the position table
+// is a lookup, not a matmul, hence − T_max·C), the second term the attention scores and their
+// weighting at context T (counted as full, not causal, T × T). "of sgemm" = model FLOP/s as a
+// fraction of the sgemm rate: how close the step comes to spending all its time in GEMMs.
+// Single process, no MPI; the data are random tokens (their values do not change the speed).
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "gpt/model.hpp"
+#include "lowcomm/kernels/linear.hpp"
+#include "lowcomm/optim/adamw.hpp"
+
+namespace lowcomm::cli {
+namespace {
+
+struct BenchModelArguments {
+  std::string preset = "gpt2-124m";
+  int batch = 4;
+  int seq = 64;
+  int threads = 0;  // 0: what OpenMP has (OMP_NUM_THREADS or the cores)
+  int steps = 5;
+  int warmup = 2;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// GFLOP/s of the Cpu linear kernel (OpenBLAS sgemm where the build has it) on n × n × n, best of five.
+double measure_linear_sgemm_gflops(std::int64_t n) {
+  std::vector<float> a(static_cast<std::size_t>(n * n), 0.5f), w(a.size(), 0.25f), c(a.size());
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 6; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    kernels::linear_forward(kernels::Backend::Cpu, c, a, w, {}, n, n, n);
+    if (i > 0) best = std::min(best, seconds_since(start));  // the first call warms up the pool
+  }
+  return 2.0 * static_cast<double>(n * n * n) / best / 1e9;
+}
+
+void run(const BenchModelArguments& args) {
+  if (args.threads > 0) omp_set_num_threads(args.threads);
+  const gpt::GptConfig config = gpt::gpt_preset(args.preset);
+  if (args.batch <= 0 || args.seq <= 0 || args.seq > config.context_length) {
+    throw std::invalid_argument(fmt::format("--batch must be > 0 and --seq in 1..{} (the context length of {})",
+                                            config.context_length, args.preset));
+  }
+  const double sgemm = measure_linear_sgemm_gflops(768);
+  gpt::GptModel model(config, 1);
+  AdamWOptions options;
+  options.beta1 = 0.9;
+  options.beta2 = 0.95;
+  options.weight_decay = 0.1;
+  AdamW optimizer(options);
+  const std::int64_t tokens_per_step = std::int64_t{args.batch} * args.seq;
+  std::mt19937 random(1);
+  std::uniform_int_distribution<std::int32_t> pick(0, static_cast<std::int32_t>(config.vocab_size - 1));
+  std::vector<std::int32_t> tokens(static_cast<std::size_t>(tokens_per_step)), targets(tokens.size());
+  for (auto& t : tokens) t = pick(random);
+  for (auto& t : targets) t = pick(random);
+
+  double best = std::numeric_limits<double>::infinity(), total = 0, model_s = 0, optimizer_s = 0;
+  float loss = 0;
+  for (int step = 0; step < args.warmup + args.steps; ++step) {
+    const auto start = std::chrono::steady_clock::now();
+    loss = model.forward_backward(tokens, targets, args.batch, args.seq);
+    const double forward_backward = seconds_since(start);
+    optimizer.step(model.parameter_spans(), model.gradient_views(), 1e-4);
+    const double seconds = seconds_since(start);
+    if (step < args.warmup) continue;
+    best = std::min(best, seconds);
+    total += seconds;
+    model_s += forward_backward;
+    optimizer_s += seconds - forward_backward;
+  }
+  const double mean = total / args.steps;
+  const double flops_per_token = 6.0 * static_cast<double>(config.parameter_count() - config.context_length * config.width) +
+                                 12.0 * static_cast<double>(config.layers * config.width * args.seq);
+  const double tokens_per_s = static_cast<double>(tokens_per_step) / mean;
+  const double model_gflops = tokens_per_s * flops_per_token / 1e9;
+  std::printf("# lowcomm bench model: %s (%.1f M parameters), B=%d T=%d, %d threads, %d steps after %d warm-up\n",
+              args.preset.c_str(), static_cast<double>(config.parameter_count()) / 1e6, args.batch, args.seq,
+              omp_get_max_threads(), args.steps, args.warmup);
+  std::printf("# matrix products: %s\n", kernels::linear_cpu_provider());
+  std::printf("# sgemm %.1f GFLOP/s (768^3, linear_forward Cpu); model FLOPs/token = 6(N - T_max*C) + 12*L*C*T = %.3g\n",
+              sgemm, flops_per_token);
+  std::printf("%-10s %6s %6s %8s %12s %12s %10s %10s %10s %9s %8s\n", "preset", "B", "T", "threads", "tokens/s",
+              "step(ms)", "best(ms)", "fwd+bwd", "adamw", "GFLOP/s", "of_sgemm");
+  std::printf("%-10s %6d %6d %8d %12.1f %12.1f %10.1f %10.1f %10.1f %9.1f %7.1f%%\n", args.preset.c_str(),
+              args.batch, args.seq, omp_get_max_threads(), tokens_per_s, mean * 1e3, best * 1e3,
+              model_s / args.steps * 1e3, optimizer_s / args.steps * 1e3, model_gflops, 100.0 * model_gflops / sgemm);
+  std::printf("# last loss %.4f\n", static_cast<double>(loss));
+}
+
+}  // namespace
+
+void add_bench_model_command(CLI::App& bench) {
+  CLI::App* model = bench.add_subcommand(
+      "model", "training tokens/s of the transformer model (forward + backward + AdamW), vs the sgemm rate");
+  static BenchModelArguments arguments;  // CLI11 binds options to storage that outlives parsing
+  model->add_option("--preset", arguments.preset, "model preset: tiny, small, gpt2-124m")->capture_default_str();
+  model->add_option("--batch,-B", arguments.batch, "sequences per step")->capture_default_str();
+  model->add_option("--seq,-T", arguments.seq, "tokens per sequence (≤ the preset's context length)")->capture_default_str();
+  model->add_option("--threads", arguments.threads, "OpenMP (and OpenBLAS) threads; 0: OMP_NUM_THREADS or all cores")
+      ->capture_default_str();
+  model->add_option("--steps", arguments.steps, "timed steps")->check(CLI::Range(1, 100000))->capture_default_str();
+  model->add_option("--warmup", arguments.warmup, "untimed steps first")->check(CLI::Range(0, 100000))->capture_default_str();
+  model->callback([] { run(arguments); });
+}
+
+}  // namespace lowcomm::cli
