@@ -66,6 +66,8 @@ std::string_view spelled(std::string_view word) {
 void append_words(std::string& text, const std::vector<TaggedWord>& words, bool& glue) {
   for (const TaggedWord& w : words) {
     const Attach a = attachment(w.word);
+    // "Jr./np ./." ends a sentence on an abbreviation: one full stop, not two.
+    if (w.word == "." && !text.empty() && text.back() == '.') continue;
     if (!text.empty() && !glue && a != Attach::ToPrevious) text += ' ';
     text += spelled(w.word);
     glue = a == Attach::ToNext;

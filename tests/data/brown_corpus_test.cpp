@@ -64,6 +64,7 @@ TEST(BrownTags, SmallCases) {
   EXPECT_EQ(strip_brown_tags("\tBefore/rb ./.\nTitle/nn-hl\nafter/in ./.\n"),
             "Before.\n\nTitle\n\nafter.\n");
   EXPECT_EQ(strip_brown_tags("\r\n\tWindows/np line/nn ./.\r\n"), "Windows line.\n");
+  EXPECT_EQ(strip_brown_tags("\tby/in Ivan/np Allen/np Jr./np ./.\n"), "by Ivan Allen Jr.\n");
 }
 
 TEST(BrownDocuments, ReadsOnlyDocumentsInNameOrder) {
