@@ -1,5 +1,7 @@
 #include "mpi_session.hpp"
 
+#include "lowcomm/comm/threads.hpp"
+
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -30,6 +32,7 @@ MpiSession::MpiSession() {
                          "set OMP_NUM_THREADS=1 if runs fail\n");
   }
   g_rank_for_messages = rank_;
+  share_cores_among_local_ranks(MPI_COMM_WORLD);
 }
 
 MpiSession::~MpiSession() { MPI_Finalize(); }

@@ -8,6 +8,7 @@
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/comm/network_model.hpp"
 #include "lowcomm/comm/network_scenarios.hpp"
+#include "lowcomm/comm/threads.hpp"
 #include "lowcomm/compress/compressed_all_reduce.hpp"
 #include "lowcomm/compress/compressor.hpp"
 #include "lowcomm/compress/error_feedback.hpp"
