@@ -8,6 +8,7 @@ void add_bench_command(CLI::App& app) {
   bench->require_subcommand(1);
   add_bench_collectives_command(*bench);
   add_bench_compressors_command(*bench);
+  add_bench_strategies_command(*bench);
   add_bench_model_command(*bench);
 }
 

@@ -10,8 +10,10 @@ void add_info_command(CLI::App& app);
 void add_bench_command(CLI::App& app);  // bench collectives, bench compressors
 void add_bench_collectives_command(CLI::App& bench);
 void add_bench_compressors_command(CLI::App& bench);
+void add_bench_strategies_command(CLI::App& bench);
 void add_bench_model_command(CLI::App& bench);
 void add_replay_command(CLI::App& app);
+void add_train_command(CLI::App& app);
 void add_prepare_data_command(CLI::App& app);  // no MPI
 
 // The keys of `lowcomm bench collectives` besides the network keys (for `lowcomm info`).

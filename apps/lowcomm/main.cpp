@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   lowcomm::cli::add_info_command(app);
   lowcomm::cli::add_bench_command(app);
   lowcomm::cli::add_replay_command(app);
+  lowcomm::cli::add_train_command(app);
   lowcomm::cli::add_prepare_data_command(app);
 
   try {

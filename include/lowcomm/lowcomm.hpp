@@ -28,6 +28,7 @@
 #include "lowcomm/kernels/quantize.hpp"
 #include "lowcomm/kernels/scatter.hpp"
 #include "lowcomm/kernels/topk.hpp"
+#include "lowcomm/log/checkpoint_file.hpp"
 #include "lowcomm/log/gradient_trace.hpp"
 #include "lowcomm/log/replay_output.hpp"
 #include "lowcomm/log/run_log.hpp"

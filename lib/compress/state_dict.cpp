@@ -42,4 +42,16 @@ std::vector<std::string> StateDict::keys() const {
   return keys;
 }
 
+std::vector<std::string> StateDict::float_keys() const {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : floats_) keys.push_back(key);
+  return keys;
+}
+
+std::vector<std::string> StateDict::integer_keys() const {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : integers_) keys.push_back(key);
+  return keys;
+}
+
 }  // namespace lowcomm

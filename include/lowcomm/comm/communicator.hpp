@@ -125,6 +125,9 @@ class Communicator {
   // extra message per collective). Call it once per training step. It also runs by itself every
   // kMaxPendingCollectives collectives (on all ranks at the same one) to bound memory.
   void synchronize_clock();
+  // Moves the simulated clock forward by `seconds` on this rank (call it on every rank alike): a
+  // run resumed from a checkpoint continues the clock where the checkpoint left it.
+  void advance_clock(double seconds) { settled_clock_s_ += seconds; }
   static constexpr std::size_t kMaxPendingCollectives = 4096;
 
   const CommunicatorOptions& options() const { return options_; }

@@ -19,6 +19,8 @@ class StateDict {
   std::int64_t integer(std::string_view key) const;
   bool contains(std::string_view key) const;
   std::vector<std::string> keys() const;  // sorted
+  std::vector<std::string> float_keys() const;    // sorted
+  std::vector<std::string> integer_keys() const;  // sorted
   bool operator==(const StateDict&) const = default;
 
  private:

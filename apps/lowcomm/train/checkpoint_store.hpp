@@ -1,0 +1,40 @@
+#pragma once
+// Where a run's checkpoints live: DIR/checkpoints/step-<S>/rank-<r>.h5, one StateDict per rank
+// (checkpoint_file.hpp), and DIR/checkpoints/latest, a text file naming the last complete step.
+// `latest` is replaced (written aside, renamed) only after every rank has written its file, and
+// older steps are removed after that, so a run killed at any moment keeps one whole checkpoint.
+#include <mpi.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+
+#include "lowcomm/compress/state_dict.hpp"
+
+namespace lowcomm::cli {
+
+class CheckpointStore {
+ public:
+  CheckpointStore(std::filesystem::path run_dir, MPI_Comm comm);
+
+  // Collective: every rank writes its state for resuming at `step`. Throws LogError (agreed on
+  // all ranks) when a file cannot be written.
+  void save(std::int64_t step, const StateDict& state) const;
+
+  // Collective: the step of the last complete checkpoint, if any.
+  std::optional<std::int64_t> latest() const;
+
+  // This rank's state of the checkpoint at `step`. Throws LogError naming the file when it is
+  // missing (was the run started with another number of ranks?) or unreadable.
+  StateDict load(std::int64_t step) const;
+
+  std::filesystem::path folder() const { return dir_; }
+
+ private:
+  std::filesystem::path step_dir(std::int64_t step) const;
+  std::filesystem::path dir_;
+  MPI_Comm comm_;
+  int rank_ = 0;
+};
+
+}  // namespace lowcomm::cli

@@ -1,0 +1,441 @@
+// `lowcomm train`: trains the GPT-style reference model (apps/gpt) on W MPI ranks with any
+// strategy, compressor, optimizer, schedule and network scenario, writing one HDF5 run log
+// (docs/log-format.md) and checkpoints to --out DIR. docs/training.md is the user's guide.
+//
+// One step on every rank: its own batch (data loader, disjoint per rank) → forward/backward →
+// local gradient clipped → NaN/Inf and stop-signal check (one tiny all-reduce on a private
+// communicator, not counted as traffic) → Strategy::step (the counted, modelled communication) →
+// the simulated clock settled → rank 0 logs the row. Losses, norms and byte counts reach rank 0
+// over the private communicator too, so the log never perturbs what it measures.
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "gpt/model.hpp"
+#include "lowcomm/comm/communicator.hpp"
+#include "lowcomm/comm/host_names.hpp"
+#include "lowcomm/comm/network_config.hpp"
+#include "lowcomm/data/data_config.hpp"
+#include "lowcomm/error.hpp"
+#include "lowcomm/log/gradient_trace.hpp"
+#include "lowcomm/log/run_log.hpp"
+#include "lowcomm/optim/clip.hpp"
+#include "lowcomm/optim/lr_schedule.hpp"
+#include "lowcomm/strategy/registry.hpp"
+#include "mpi_session.hpp"
+#include "run_config.hpp"
+#include "train/checkpoint_store.hpp"
+#include "train/progress_line.hpp"
+#include "train/stop_signal.hpp"
+#include "train/train_keys.hpp"
+
+namespace lowcomm::cli {
+
+namespace {
+
+struct TrainArguments {
+  ConfigArguments config;
+  std::string out = "runs/train";
+  bool resume = false;
+  bool force = false;
+  std::string record_trace;
+};
+
+// What each rank contributes to a row of the log.
+struct RankStep {
+  double loss = 0, grad_norm = 0, compute_s = 0, codec_s = 0, measured_s = 0, modelled_s = 0;
+  std::int64_t sent = 0, received = 0;
+};
+
+// Exit status of a run stopped by NaN/Inf (1 and 2 are errors and configuration errors).
+constexpr int kNonFiniteExit = 3;
+
+std::int64_t resumable_hash(const Config& config) {
+  // train.steps may grow between a run and its resumption; everything else must stay the same.
+  return static_cast<std::int64_t>(config.with(std::vector<std::string>{"train.steps=1"}).hash());
+}
+
+// The first tensor whose gradient holds NaN or Inf, or "" when all are finite.
+std::string nonfinite_tensor(const gpt::GptModel& model) {
+  const std::span<const std::span<float>> grads = model.gradient_spans();
+  for (std::size_t t = 0; t < grads.size(); ++t) {
+    if (!std::ranges::all_of(grads[t], [](float g) { return std::isfinite(g); })) return model.tensors()[t].name;
+  }
+  return "";
+}
+
+class Trainer {
+ public:
+  Trainer(MpiSession& mpi, const TrainArguments& arguments, const Config& config)
+      : mpi_(mpi), arguments_(arguments), config_(config), run_dir_(arguments.out),
+        store_(run_dir_, MPI_COMM_WORLD), steps_(config.get_int("train.steps")) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &raw_);
+    const auto seed = static_cast<std::uint64_t>(config.get_int("seed"));
+    agree_on_failure(MPI_COMM_WORLD, [&] {
+      const gpt::GptConfig shape = model_config(config);
+      data_.emplace(make_training_data(config, mpi.rank(), mpi.size()));
+      model_ = std::make_unique<gpt::GptModel>(shape, seed);
+      comm_.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
+      strategy_ = StrategyRegistry::global().create(
+          {.comm = *comm_, .tensors = model_->tensors(), .config = config, .seed = seed});
+      schedule_.emplace(LrSchedule::from_config(config));
+      if (!arguments.record_trace.empty() && arguments.resume) {
+        throw ConfigError("--record-trace records a whole run: it cannot be combined with --resume");
+      }
+    });
+  }
+  ~Trainer() { MPI_Comm_free(&raw_); }
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  void run() {
+    prepare_run_folder();
+    restore();
+    if (first_step_ >= steps_) {
+      if (mpi_.rank() == 0) std::printf("lowcomm train: %s already holds all %lld steps\n", run_dir_.c_str(), static_cast<long long>(steps_));
+      return;
+    }
+    open_log();
+    open_trace();
+    if (mpi_.rank() == 0) print_header();
+    ProgressLine progress(first_step_, steps_, config_.get_int("train.progress_every"));
+    for (std::int64_t step = first_step_; step < steps_; ++step) {
+      if (!train_step(step, progress)) return;
+    }
+    progress.finish();
+    finish_outputs();
+    if (mpi_.rank() == 0) {
+      std::printf("lowcomm train: done, %lld steps; log %s, checkpoint %s\n", static_cast<long long>(steps_),
+                  log_path().c_str(), store_.folder().c_str());
+    }
+  }
+
+ private:
+  std::filesystem::path log_path() const { return run_dir_ / "log.h5"; }
+
+  void prepare_run_folder() {
+    on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
+      std::filesystem::create_directories(run_dir_);
+      const bool started = std::filesystem::exists(log_path()) || std::filesystem::exists(store_.folder());
+      if (started && !arguments_.resume && !arguments_.force) {
+        throw ConfigError(fmt::format("{} holds a run already: pass --resume to continue it, --force to start "
+                                      "over, or choose another --out", run_dir_.string()));
+      }
+      if (arguments_.force && !arguments_.resume) {
+        std::filesystem::remove(log_path());
+        std::filesystem::remove_all(store_.folder());
+      }
+    });
+  }
+
+  void restore() {
+    if (!arguments_.resume) return;
+    const std::optional<std::int64_t> latest = store_.latest();
+    if (!latest) return;  // a requeued job killed before its first checkpoint starts over
+    agree_on_failure(MPI_COMM_WORLD, [&] {
+      const StateDict state = store_.load(*latest);
+      if (state.integer("train/world_size") != mpi_.size()) {
+        throw ConfigError(fmt::format("the checkpoint in {} was written by {} ranks: resume with mpiexec -n {}",
+                                      store_.folder().string(), state.integer("train/world_size"),
+                                      state.integer("train/world_size")));
+      }
+      if (state.integer("train/config_hash") != resumable_hash(config_)) {
+        throw ConfigError(fmt::format("the configuration differs from the one {} was started with (only "
+                                      "train.steps may change on --resume): pass the same --config and --set "
+                                      "options, or start a new --out",
+                                      run_dir_.string()));
+      }
+      const std::vector<float>& params = state.floats("model/parameters");
+      if (params.size() != model_->parameters().size()) throw Error("the checkpoint's model has another size");
+      std::ranges::copy(params, model_->parameters().begin());
+      strategy_->load_state(state, "strategy/");
+      comm_->advance_clock(static_cast<double>(state.integer("train/simulated_ns")) * 1e-9);
+    });
+    first_step_ = *latest;
+    resumed_ = true;
+  }
+
+  void open_log() {
+    on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
+      const LogSchema schema = training_log_schema(mpi_.size());
+      if (arguments_.resume && std::filesystem::exists(log_path())) {
+        log_.emplace(RunLog::append(log_path(), schema, {}, first_step_));
+        return;
+      }
+      RunMetadata metadata = RunMetadata::for_this_process(config_.to_toml(), mpi_.size(), {},
+                                                           static_cast<std::uint64_t>(config_.get_int("seed")));
+      metadata.hosts = hosts_;
+      metadata.extra = {{"strategy", config_.get_string("strategy.name")},
+                        {"compressor", config_.get_string("compressor.name")},
+                        {"optimizer", config_.get_string("optimizer.name")},
+                        {"model", fmt::format("{} ({} parameters)", config_.get_string("model.preset"),
+                                              model_->parameter_count())},
+                        {"data", data_->description},
+                        {"network", describe_network(config_)}};
+      if (data_->val_loss_floor) metadata.extra["val_loss_floor"] = fmt::format("{:.17g}", *data_->val_loss_floor);
+      if (data_->loss_floor) metadata.extra["loss_floor"] = fmt::format("{:.17g}", *data_->loss_floor);
+      log_.emplace(RunLog::create(log_path(), schema, metadata, {}, arguments_.force));
+    });
+  }
+
+  void open_trace() {
+    if (arguments_.record_trace.empty()) return;
+    on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
+      std::vector<TraceTensor> tensors;
+      for (const TensorInfo& t : model_->tensors()) tensors.push_back({t.name, t.shape});
+      const std::span<const std::span<float>> params = model_->parameter_spans();
+      const std::vector<std::span<const float>> initial(params.begin(), params.end());
+      trace_.emplace(arguments_.record_trace, mpi_.size(), tensors, initial);
+    });
+  }
+
+  void print_header() const {
+    std::printf("lowcomm train: %d rank%s, model %s (%lld parameters), strategy %s, compressor %s, optimizer %s\n",
+                mpi_.size(), mpi_.size() == 1 ? "" : "s", config_.get_string("model.preset").c_str(),
+                static_cast<long long>(model_->parameter_count()), config_.get_string("strategy.name").c_str(),
+                config_.get_string("compressor.name").c_str(), config_.get_string("optimizer.name").c_str());
+    std::printf("  data: %s\n  network: %s\n  out: %s%s\n", data_->description.c_str(),
+                describe_network(config_).c_str(), run_dir_.c_str(),
+                resumed_ ? fmt::format(" (resumed at step {})", first_step_).c_str() : "");
+    if (data_->loss_floor) std::printf("  best achievable loss (entropy rate of the source): %.4f nats/token\n", *data_->loss_floor);
+    std::fflush(stdout);
+  }
+
+  // One step; false when the run stops here (a signal: checkpoint saved, exit 0).
+  bool train_step(std::int64_t step, ProgressLine& progress) {
+    const Batch batch = data_->loader.train_batch(step);
+    const int b = static_cast<int>(batch.rows), t = static_cast<int>(batch.seq_len);
+    const double start = MPI_Wtime();
+    RankStep mine;
+    mine.loss = model_->forward_backward(batch.tokens, batch.targets, b, t);
+    const double clip = config_.get_double("train.grad_clip");
+    mine.grad_norm = clip > 0 ? clip_by_global_norm(model_->gradient_spans(), clip)
+                              : global_norm(model_->gradient_views());
+    mine.compute_s = MPI_Wtime() - start;
+
+    // Agree on NaN/Inf (the lowest rank that saw one reports it) and on a stop signal.
+    const bool finite = std::isfinite(mine.loss) && std::isfinite(mine.grad_norm);
+    int flags[2] = {finite ? mpi_.size() : mpi_.rank(), stop_signal_received() ? 0 : 1};
+    MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MIN, raw_);
+    const bool stop = flags[1] == 0;
+    if (flags[0] < mpi_.size()) {
+      const bool skip = config_.get_string("train.nonfinite") == "skip";
+      if (flags[0] == mpi_.rank()) {
+        const std::string tensor = nonfinite_tensor(*model_);
+        progress.finish();
+        std::fprintf(stderr, "lowcomm: step %lld: the loss is %g and the gradient norm %g on rank %d%s; %s\n",
+                     static_cast<long long>(step), mine.loss, mine.grad_norm, mpi_.rank(),
+                     tensor.empty() ? "" : fmt::format(" (tensor '{}' holds NaN or Inf)", tensor).c_str(),
+                     skip ? "skipping the step (train.nonfinite = skip)"
+                          : "stopping with a checkpoint before it (train.nonfinite = stop; lower the "
+                            "learning rate or set train.grad_clip, then --resume)");
+      }
+      if (!skip) {
+        save_checkpoint(step);
+        finish_outputs();
+        throw ReportedFailure(kNonFiniteExit);
+      }
+      mine = RankStep{.loss = std::numeric_limits<double>::quiet_NaN(), .grad_norm = mine.grad_norm,
+                      .compute_s = mine.compute_s};
+      log_step(step, 0.0, mine, static_cast<double>(b) * t);
+    } else {
+      const double lr = schedule_->at(static_cast<std::uint64_t>(step));
+      const StrategyStepReport report = strategy_->step(static_cast<std::uint64_t>(step), lr,
+                                                        model_->parameter_spans(), model_->gradient_views());
+      comm_->synchronize_clock();
+      mine.codec_s = report.sync.codec_s;
+      mine.measured_s = report.sync.comm.measured_s;
+      mine.modelled_s = report.sync.comm.modelled_s;
+      mine.sent = static_cast<std::int64_t>(report.sync.comm.bytes_sent);
+      mine.received = static_cast<std::int64_t>(report.sync.comm.bytes_received);
+      record_trace(step);
+      const double loss = log_step(step, lr, mine, static_cast<double>(b) * t);
+      sent_total_ += static_cast<double>(mine.sent);
+      modelled_total_ += mine.modelled_s;
+      tokens_since_start_ += static_cast<double>(b) * t * mpi_.size();
+      if (mpi_.rank() == 0) {
+        progress.print({.step = step, .loss = loss, .lr = lr,
+                        .tokens_per_s = tokens_since_start_ / (MPI_Wtime() - started_),
+                        .sent_bytes_total = sent_total_, .modelled_comm_s_total = modelled_total_,
+                        .simulated_s = comm_->simulated_seconds()});
+      }
+    }
+
+    const bool last = step + 1 == steps_;
+    const std::int64_t eval_every = config_.get_int("train.eval_every");
+    if (last || (eval_every > 0 && (step + 1) % eval_every == 0)) evaluate(step, progress);
+    const std::int64_t every = config_.get_int("train.checkpoint_every");
+    if (last || stop || (every > 0 && (step + 1) % every == 0)) save_checkpoint(step + 1);
+    if (stop && !last) {
+      finish_outputs();
+      if (mpi_.rank() == 0) {
+        progress.finish();
+        std::printf("lowcomm train: signal %d received: stopped after step %lld with a checkpoint in %s; continue "
+                    "with --resume\n", stop_signal_number(), static_cast<long long>(step + 1), store_.folder().c_str());
+      }
+      return false;
+    }
+    return true;
+  }
+
+  // Gathers every rank's numbers to rank 0, which writes the row; returns the mean loss there.
+  double log_step(std::int64_t step, double lr, const RankStep& mine, double rank_tokens) {
+    std::vector<RankStep> all(static_cast<std::size_t>(mpi_.size()));
+    MPI_Gather(&mine, sizeof(RankStep), MPI_BYTE, all.data(), sizeof(RankStep), MPI_BYTE, 0, raw_);
+    double mean_loss = 0;
+    on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
+      std::vector<std::int64_t> sent, received;
+      double norm = 0, compute = 0, codec = 0, measured = 0, modelled = 0;
+      for (const RankStep& r : all) {
+        mean_loss += r.loss / static_cast<double>(all.size());
+        norm += r.grad_norm / static_cast<double>(all.size());
+        compute = std::max(compute, r.compute_s);
+        codec = std::max(codec, r.codec_s);
+        measured = std::max(measured, r.measured_s);
+        modelled = std::max(modelled, r.modelled_s);
+        sent.push_back(r.sent);
+        received.push_back(r.received);
+      }
+      RowValues row = log_->row("steps");
+      row.set("step", step).set("loss", mean_loss).set("lr", lr)
+          .set("tokens", static_cast<std::int64_t>(rank_tokens) * mpi_.size())
+          .set("bytes_sent", std::span<const std::int64_t>(sent))
+          .set("bytes_received", std::span<const std::int64_t>(received))
+          .set("compute_s", compute).set("compress_s", codec).set("comm_measured_s", measured)
+          .set("comm_modelled_s", modelled).set("simulated_s", comm_->simulated_seconds()).set("grad_norm", norm);
+      log_->write_row(row);
+    });
+    return mean_loss;
+  }
+
+  void evaluate(std::int64_t step, ProgressLine& progress) {
+    double sum = 0, rows = 0;
+    for (std::int64_t i = 0; i < data_->loader.val_batch_count(); ++i) {
+      const Batch batch = data_->loader.val_batch(i);
+      const float loss = model_->loss(batch.tokens, batch.targets, static_cast<int>(batch.rows),
+                                      static_cast<int>(batch.seq_len));
+      sum += static_cast<double>(loss) * static_cast<double>(batch.rows);
+      rows += static_cast<double>(batch.rows);
+    }
+    double mine = rows > 0 ? sum / rows : 0.0, total = 0;  // every rank holds as many windows
+    MPI_Allreduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, raw_);
+    const double val_loss = total / mpi_.size();
+    on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
+      RowValues row = log_->row("eval");
+      row.set("step", step).set("val_loss", val_loss);
+      log_->write_row(row);
+      log_->flush();
+      progress.print_message(fmt::format("  validation loss after step {}: {:.4f}{}", step + 1, val_loss,
+                                         data_->val_loss_floor ? fmt::format(" (floor {:.4f})", *data_->val_loss_floor)
+                                                               : std::string())
+                                 .c_str());
+    });
+  }
+
+  void save_checkpoint(std::int64_t next_step) {
+    StateDict state;
+    state.put("model/parameters", model_->parameters());
+    strategy_->save_state(state, "strategy/");
+    state.put("train/next_step", next_step);
+    state.put("train/world_size", mpi_.size());
+    state.put("train/config_hash", resumable_hash(config_));
+    state.put("train/simulated_ns", std::llround(comm_->simulated_seconds() * 1e9));
+    store_.save(next_step, state);
+    on_rank_zero_agreed(MPI_COMM_WORLD, [&] { log_->flush(); });
+  }
+
+  void record_trace(std::int64_t step) {
+    if (arguments_.record_trace.empty()) return;
+    const std::span<const float> mine = model_->gradients();
+    const int count = static_cast<int>(mine.size());
+    if (mpi_.rank() != 0) {
+      MPI_Send(mine.data(), count, MPI_FLOAT, 0, 1, raw_);
+      return;
+    }
+    std::vector<float> other(mine.size());
+    const std::int64_t row = trace_->add_step();
+    for (int r = 0; r < mpi_.size(); ++r) {
+      if (r != 0) MPI_Recv(other.data(), count, MPI_FLOAT, r, 1, raw_, MPI_STATUS_IGNORE);
+      std::span<const float> flat = r == 0 ? mine : std::span<const float>(other);
+      std::vector<std::span<const float>> views;
+      std::size_t offset = 0;
+      for (const TensorInfo& t : model_->tensors()) {
+        views.push_back(flat.subspan(offset, static_cast<std::size_t>(t.numel())));
+        offset += static_cast<std::size_t>(t.numel());
+      }
+      trace_->write_gradients(row, r, views);
+    }
+    (void)step;
+  }
+
+  void finish_outputs() {
+    on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
+      if (log_) log_->close();
+      if (trace_) trace_->close();
+    });
+  }
+
+  MpiSession& mpi_;
+  const TrainArguments& arguments_;
+  const Config& config_;
+  std::filesystem::path run_dir_;
+  CheckpointStore store_;
+  std::int64_t steps_;
+  MPI_Comm raw_ = MPI_COMM_NULL;  // the loop's own bookkeeping: never counted as traffic
+  std::vector<std::string> hosts_ = gather_host_names(MPI_COMM_WORLD);
+
+  std::optional<TrainingData> data_;
+  std::unique_ptr<gpt::GptModel> model_;
+  std::optional<Communicator> comm_;
+  std::unique_ptr<Strategy> strategy_;
+  std::optional<LrSchedule> schedule_;
+  std::optional<RunLog> log_;
+  std::optional<GradientTraceWriter> trace_;
+
+  std::int64_t first_step_ = 0;
+  bool resumed_ = false;
+  double started_ = MPI_Wtime();
+  double sent_total_ = 0, modelled_total_ = 0, tokens_since_start_ = 0;
+};
+
+void run(const TrainArguments& arguments) {
+  run_with_mpi([&](MpiSession& mpi) {
+    install_stop_signal_handlers();
+    const Config config = load_config_on_all_ranks(arguments.config, train_schema(), MPI_COMM_WORLD);
+    Trainer trainer(mpi, arguments, config);
+    trainer.run();
+  });
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  CLI::App* train = app.add_subcommand(
+      "train", "Train the GPT-style reference model with any strategy, compressor and network scenario");
+  static TrainArguments arguments;  // CLI11 binds options to storage that outlives parsing
+  add_config_arguments(*train, arguments.config);
+  train->add_option("--out", arguments.out, "run folder: log.h5 and checkpoints/ (default runs/train)")
+      ->type_name("DIR");
+  train->add_flag("--resume", arguments.resume,
+                  "continue from the last checkpoint in --out and append to its log (starts afresh when "
+                  "there is none yet, as a requeued Slurm job needs)");
+  train->add_flag("--force", arguments.force, "start over, deleting the log and checkpoints in --out");
+  train->add_option("--record-trace", arguments.record_trace,
+                    "also write every rank's gradients of every step, for `lowcomm replay`")
+      ->type_name("FILE.h5");
+  train->footer("Keys: model.*, train.*, data.*, strategy.*, optimizer.*, compressor.*, schedule.*, network.*, "
+                "seed; `lowcomm info` lists them. docs/training.md walks through a run.");
+  train->callback([] { run(arguments); });
+}
+
+}  // namespace lowcomm::cli

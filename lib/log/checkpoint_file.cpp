@@ -1,0 +1,148 @@
+#include "lowcomm/log/checkpoint_file.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "hdf5_handle.hpp"
+#include "lowcomm/error.hpp"
+
+namespace lowcomm {
+
+using log_detail::check;
+using log_detail::Hdf5Id;
+using log_detail::ReportedFile;
+using log_detail::SilenceHdf5Errors;
+using log_detail::throw_log_error;
+
+namespace {
+
+constexpr std::string_view kKind = "checkpoint";
+
+void write_dataset(hid_t root, hid_t link_properties, const std::string& key, hid_t type, hid_t space,
+                   const void* data, const ReportedFile& file) {
+  const Hdf5Id set(check(H5Dcreate2(root, key.c_str(), type, space, link_properties, H5P_DEFAULT, H5P_DEFAULT),
+                         file, fmt::format("cannot create entry '{}'", key)),
+                   H5Dclose);
+  check(H5Dwrite(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), file,
+        fmt::format("cannot write entry '{}'", key), "check the free disk space");
+}
+
+struct Reader {
+  const ReportedFile& file;
+  StateDict& state;
+  bool floats;
+  std::string error;  // set by visit() on a malformed entry
+};
+
+herr_t visit(hid_t root, const char* name, const H5O_info_t* info, void* data) {
+  auto& reader = *static_cast<Reader*>(data);
+  if (info->type != H5O_TYPE_DATASET || std::string_view(name) == ".") return 0;
+  const hid_t set = H5Dopen2(root, name, H5P_DEFAULT);
+  if (set < 0) {
+    reader.error = fmt::format("cannot open entry '{}'", name);
+    return -1;
+  }
+  const Hdf5Id owned(set, H5Dclose);
+  const Hdf5Id space(H5Dget_space(set), H5Sclose);
+  const Hdf5Id type(H5Dget_type(set), H5Tclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  const H5T_class_t type_class = H5Tget_class(type.get());
+  if (reader.floats) {
+    if (rank != 1 || type_class != H5T_FLOAT) {
+      reader.error = fmt::format("entry floats/{} is not a 1-D floating-point dataset", name);
+      return -1;
+    }
+    std::vector<float> values(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.get())));
+    if (H5Dread(set, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0) {
+      reader.error = fmt::format("cannot read entry floats/{}", name);
+      return -1;
+    }
+    reader.state.put(name, values);
+  } else {
+    if (rank != 0 || type_class != H5T_INTEGER) {
+      reader.error = fmt::format("entry integers/{} is not a scalar integer dataset", name);
+      return -1;
+    }
+    std::int64_t value = 0;
+    if (H5Dread(set, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) < 0) {
+      reader.error = fmt::format("cannot read entry integers/{}", name);
+      return -1;
+    }
+    reader.state.put(name, value);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void write_checkpoint(const std::filesystem::path& path, const StateDict& state) {
+  const SilenceHdf5Errors silence;
+  std::filesystem::path partial = path;
+  partial += ".partial";
+  const ReportedFile file(partial, kKind);
+  {
+    Hdf5Id h5(check(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), file,
+                    "cannot create the file", "check that its folder exists and is writable"),
+              H5Fclose);
+    const Hdf5Id links(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+    H5Pset_create_intermediate_group(links.get(), 1);
+    const Hdf5Id floats(check(H5Gcreate2(h5.get(), "floats", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
+                              "cannot create group floats"),
+                        H5Gclose);
+    const Hdf5Id integers(check(H5Gcreate2(h5.get(), "integers", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
+                                "cannot create group integers"),
+                          H5Gclose);
+    const Hdf5Id scalar(H5Screate(H5S_SCALAR), H5Sclose);
+    for (const std::string& key : state.keys()) {
+      if (key.empty() || key.front() == '/' || key.back() == '/' || key.find("//") != std::string::npos) {
+        throw LogError(fmt::format("checkpoint {}: state key '{}' is not a valid path", path.string(), key));
+      }
+    }
+    for (const std::string& key : state.float_keys()) {
+      const std::vector<float>& values = state.floats(key);
+      const hsize_t size = values.size();
+      const Hdf5Id space(H5Screate_simple(1, &size, nullptr), H5Sclose);
+      write_dataset(floats.get(), links.get(), key, H5T_NATIVE_FLOAT, space.get(), values.data(), file);
+    }
+    for (const std::string& key : state.integer_keys()) {
+      const std::int64_t value = state.integer(key);
+      write_dataset(integers.get(), links.get(), key, H5T_NATIVE_INT64, scalar.get(), &value, file);
+    }
+    check(h5.close(), file, "cannot finish writing the file", "check the free disk space");
+  }
+  std::error_code error;
+  std::filesystem::rename(partial, path, error);
+  if (error) {
+    throw LogError(fmt::format("checkpoint {}: cannot rename {} to it: {}", path.string(), partial.string(),
+                               error.message()));
+  }
+}
+
+StateDict read_checkpoint(const std::filesystem::path& path) {
+  const SilenceHdf5Errors silence;
+  const ReportedFile file(path, kKind);
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) {
+    throw LogError(fmt::format("checkpoint {}: no such file", path.string()));
+  }
+  const Hdf5Id h5(check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), file, "cannot open it as HDF5",
+                        "is it a lowcomm checkpoint?"),
+                  H5Fclose);
+  StateDict state;
+  for (const bool floats : {true, false}) {
+    const char* group_name = floats ? "floats" : "integers";
+    const hid_t group = H5Gopen2(h5.get(), group_name, H5P_DEFAULT);
+    if (group < 0) throw_log_error(file, fmt::format("no group /{}", group_name), "is it a lowcomm checkpoint?");
+    const Hdf5Id owned(group, H5Gclose);
+    Reader reader{file, state, floats, {}};
+    if (H5Ovisit2(group, H5_INDEX_NAME, H5_ITER_INC, visit, &reader, H5O_INFO_BASIC) < 0) {
+      throw_log_error(file, reader.error.empty() ? "cannot list its entries" : reader.error);
+    }
+  }
+  return state;
+}
+
+}  // namespace lowcomm
