@@ -68,6 +68,7 @@ class GptModel {
   void forward(std::span<const std::int32_t> tokens, Activations& a);
   void backward(std::span<const std::int32_t> tokens, Activations& a);
   float mean_loss(const Activations& a) const;
+  void zero_gradients();
 
   GptConfig config_;
   kernels::Backend backend_;
