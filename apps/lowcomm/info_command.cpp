@@ -14,6 +14,8 @@
 #include "lowcomm/optim/lr_schedule.hpp"
 #include "lowcomm/optim/registry.hpp"
 #include "lowcomm/strategy/registry.hpp"
+#include "lowcomm/data/data_config.hpp"
+#include "train/train_keys.hpp"
 
 #ifdef LOWCOMM_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -111,6 +113,11 @@ void print_info() {
   add_optimizer_keys(optimizers);
   add_schedule_keys(optimizers);
   print_keys(optimizers, "Optimizer and schedule keys");
+  ConfigSchema training;
+  add_model_keys(training);
+  add_loop_keys(training);
+  add_data_keys(training);
+  print_keys(training, "`lowcomm train` keys: model, loop and data (besides the sections above)");
   ConfigSchema network;
   add_network_keys(network);
   print_keys(network, "Network keys (every command that communicates)");

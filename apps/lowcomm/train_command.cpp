@@ -60,9 +60,12 @@ struct RankStep {
 // Exit status of a run stopped by NaN/Inf (1 and 2 are errors and configuration errors).
 constexpr int kNonFiniteExit = 3;
 
+// The keys that may change when a run is resumed: its length and how often it reports, none of
+// which changes what a step computes. Everything else must stay the same.
 std::int64_t resumable_hash(const Config& config) {
-  // train.steps may grow between a run and its resumption; everything else must stay the same.
-  return static_cast<std::int64_t>(config.with(std::vector<std::string>{"train.steps=1"}).hash());
+  const std::vector<std::string> free{"train.steps=1", "train.progress_every=1", "train.eval_every=0",
+                                      "train.checkpoint_every=0"};
+  return static_cast<std::int64_t>(config.with(free).hash());
 }
 
 // The first tensor whose gradient holds NaN or Inf, or "" when all are finite.
@@ -151,7 +154,7 @@ class Trainer {
       }
       if (state.integer("train/config_hash") != resumable_hash(config_)) {
         throw ConfigError(fmt::format("the configuration differs from the one {} was started with (only "
-                                      "train.steps may change on --resume): pass the same --config and --set "
+                                      "train.steps and the *_every keys may change on --resume): pass the same --config and --set "
                                       "options, or start a new --out",
                                       run_dir_.string()));
       }
@@ -243,7 +246,8 @@ class Trainer {
       if (!skip) {
         save_checkpoint(step);
         finish_outputs();
-        throw ReportedFailure(kNonFiniteExit);
+        // Every rank stops here together; the message was printed above.
+        agree_on_failure(MPI_COMM_WORLD, [] { throw ReportedFailure(kNonFiniteExit); });
       }
       mine = RankStep{.loss = std::numeric_limits<double>::quiet_NaN(), .grad_norm = mine.grad_norm,
                       .compute_s = mine.compute_s};

@@ -53,7 +53,7 @@ void add_data_keys(ConfigSchema& schema) {
   schema.integer("data.vocab_size", kByteVocabularySize,
                  "the model's vocabulary; every token must be below it (256: bytes)", 2, 65536);
   schema.integer("data.batch_size", 8, "rows per rank and step (B)", 1);
-  schema.integer("data.seq_len", 256, "tokens per row (T)", 1);
+  schema.integer("data.seq_len", 128, "tokens per row (T; at most the model's context length)", 1);
   schema.integer("data.seed", 0, "seed of the order in which training windows are read", 0);
   schema.integer("data.val_windows", 128,
                  "validation windows over all ranks (rounded down to a multiple of the rank "

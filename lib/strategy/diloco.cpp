@@ -134,7 +134,7 @@ class Diloco final : public Strategy {
       const std::string fp = fmt::format("{}fragment/{}/", p, i);
       state.put(fp + "anchor", f.anchor);
       state.put(fp + "momentum", f.momentum);
-      state.put(fp + "pending", static_cast<std::int64_t>(f.pending.size()));
+      state.put(fp + "pending_count", static_cast<std::int64_t>(f.pending.size()));
       for (std::size_t j = 0; j < f.pending.size(); ++j) {
         state.put(fmt::format("{}pending/{}/step", fp, j), static_cast<std::int64_t>(f.pending[j].first));
         state.put(fmt::format("{}pending/{}/values", fp, j), f.pending[j].second);
@@ -153,7 +153,7 @@ class Diloco final : public Strategy {
       load_sized(state, fp + "anchor", f.anchor);
       load_sized(state, fp + "momentum", f.momentum);
       f.pending.clear();
-      for (std::int64_t j = 0; j < state.integer(fp + "pending"); ++j) {
+      for (std::int64_t j = 0; j < state.integer(fp + "pending_count"); ++j) {
         std::vector<float> values(f.anchor.size());
         load_sized(state, fmt::format("{}pending/{}/values", fp, j), values);
         f.pending.emplace_back(static_cast<std::uint64_t>(state.integer(fmt::format("{}pending/{}/step", fp, j))),
