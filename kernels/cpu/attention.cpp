@@ -16,7 +16,8 @@ struct Shape {
 };
 
 Shape check(std::string_view kernel, std::int64_t B, std::int64_t T, std::int64_t C,
-            std::int64_t H, std::size_t qkv, std::size_t out, std::size_t att) {
+            std::int64_t H, std::size_t qkv, std::size_t out, std::size_t att,
+            std::string_view out_name) {
   detail::check_dims(kernel, {B, T, C, H});
   if (H == 0 || C % H != 0) {
     throw Error(fmt::format("{}: width C = {} must be a positive multiple of the heads H = {}",
@@ -24,7 +25,7 @@ Shape check(std::string_view kernel, std::int64_t B, std::int64_t T, std::int64_
   }
   const std::int64_t rows = detail::product(kernel, B, T);
   detail::check_size(kernel, "qkv (B·T × 3C)", qkv, detail::product(kernel, rows, 3 * C));
-  detail::check_size(kernel, "out (B·T × C)", out, detail::product(kernel, rows, C));
+  detail::check_size(kernel, out_name, out, detail::product(kernel, rows, C));
   detail::check_size(kernel, "att (B·H·T·T)", att,
                      detail::product(kernel, detail::product(kernel, B, H), detail::product(kernel, T, T)));
   return {B, T, C, H, C / H};
@@ -121,7 +122,8 @@ void backward_head(const Shape& s, float* dqkv, float* datt, const float* dout, 
 void attention_forward(Backend backend, std::span<float> out, std::span<float> att,
                        std::span<const float> qkv, std::int64_t B, std::int64_t T,
                        std::int64_t C, std::int64_t H) {
-  const Shape s = check("attention_forward", B, T, C, H, qkv.size(), out.size(), att.size());
+  const Shape s = check("attention_forward", B, T, C, H, qkv.size(), out.size(), att.size(),
+                        "out (B·T × C)");
   switch (backend) {
     case Backend::Reference:
       for (std::int64_t b = 0; b < B; ++b)
@@ -146,7 +148,7 @@ void attention_backward(Backend backend, std::span<float> dqkv, std::span<float>
                         std::span<const float> att, std::int64_t B, std::int64_t T,
                         std::int64_t C, std::int64_t H) {
   constexpr std::string_view kernel = "attention_backward";
-  const Shape s = check(kernel, B, T, C, H, qkv.size(), dout.size(), att.size());
+  const Shape s = check(kernel, B, T, C, H, qkv.size(), dout.size(), att.size(), "dout (B·T × C)");
   detail::check_size(kernel, "dqkv (B·T × 3C)", dqkv.size(), static_cast<std::int64_t>(qkv.size()));
   detail::check_size(kernel, "datt (B·H·T·T)", datt.size(), static_cast<std::int64_t>(att.size()));
   switch (backend) {

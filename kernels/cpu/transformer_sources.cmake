@@ -15,4 +15,13 @@ if(LOWCOMM_OPENBLAS_FOUND)
     COMPILE_DEFINITIONS LOWCOMM_HAVE_OPENBLAS=1
     INCLUDE_DIRECTORIES "${LOWCOMM_OPENBLAS_INCLUDE_DIRS}")
   target_link_libraries(lowcomm PRIVATE ${LOWCOMM_OPENBLAS_LIBRARIES})
+  # Debian's OpenMP variant lives beside the default (alternatives-selected, usually pthread)
+  # libopenblas.so.0 under the same soname: the build tree's RPATH already points at the variant
+  # CMake linked; give the installed library the same, or it would load the pthread build.
+  foreach(library IN LISTS LOWCOMM_OPENBLAS_LIBRARIES)
+    get_filename_component(directory "${library}" DIRECTORY)
+    if(directory MATCHES "openblas-openmp$")
+      set_property(TARGET lowcomm APPEND PROPERTY INSTALL_RPATH "${directory}")
+    endif()
+  endforeach()
 endif()
