@@ -1,0 +1,159 @@
+"""Method labels: which runs are the same method (and differ only in seed and network).
+
+A label is ``<strategy>/<compressor> <parameters>``:
+
+- ``data_parallel/<compressor>``: the compressor's main parameter, e.g.
+  ``data_parallel/topk ratio=0.01``, ``data_parallel/powersgd rank=4``,
+  ``data_parallel/quantize bits=8``, ``data_parallel/none`` (``none bf16`` for a 16-bit wire);
+- ``demo/<transport>``: ``demo/dct_topk k=32`` (k = strategy.demo.compression_topk), with
+  ``chunk=``, ``wire=``, ``stale`` when not at their defaults; another transport shows its own
+  parameters (``demo/topk ratio=0.01``);
+- ``diloco H=<inner_steps>/<compressor>``, with ``F=`` (streaming fragments), ``tau=`` and
+  ``alpha=`` when not at their defaults: ``diloco H=50 F=2/none bf16``.
+
+Compressor keys printed only when not at their default: ``no-EF``/``EF`` (error feedback),
+value types other than fp32.
+
+Then, among runs whose labels are equal, any other configuration key whose values differ is
+appended as ``key=value`` (last segment of the key), so that, say, two learning rates are two
+methods. Keys that never make a method: seeds, ``network.*`` (a scenario is a column of its
+own), and bookkeeping (``train.steps``, ``train.eval_every``, ``train.checkpoint_every``,
+``train.progress_every``, ``data.dir``). A differing world size appends ``W=<ranks>``.
+``--method-key KEY`` appends ``KEY``'s value to every label whatever the other runs hold.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+# Defaults of the secondary parameters (docs/strategies.md, docs/plugins.md); a parameter at its
+# default is left out of the label.
+_COMPRESSOR_MAIN = {
+    "topk": ["ratio"],
+    "randomk": ["ratio"],
+    "powersgd": ["rank"],
+    "quantize": ["bits"],
+    "dct_topk": ["topk", "chunk"],
+}
+_ERROR_FEEDBACK_DEFAULT = {"topk": True, "randomk": True, "powersgd": True, "quantize": False,
+                           "dct_topk": False, "none": False}
+
+_NEVER_METHOD = ("train.steps", "train.eval_every", "train.checkpoint_every",
+                 "train.progress_every", "data.dir", "data.train", "data.val", "schedule.total_steps")
+
+
+def _get(config: dict, key: str, default=None):
+    node = config
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return default
+        node = node[part]
+    return node
+
+
+def _fmt(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _compressor_part(config: dict, name: str) -> str:
+    params = config.get("compressor", {}).get(name, {})
+    parts = [name]
+    if name == "dct_topk":
+        parts.append(f"k={_fmt(params.get('topk', 32))}")
+        if params.get("chunk", 64) != 64:
+            parts.append(f"chunk={_fmt(params['chunk'])}")
+    else:
+        for key in _COMPRESSOR_MAIN.get(name, []):
+            if key in params:
+                parts.append(f"{key}={_fmt(params[key])}")
+    value_type = params.get("value_type")
+    if value_type not in (None, "fp32"):
+        parts.append(str(value_type))
+    if "error_feedback" in params and name in _ERROR_FEEDBACK_DEFAULT:
+        if bool(params["error_feedback"]) != _ERROR_FEEDBACK_DEFAULT[name]:
+            parts.append("EF" if params["error_feedback"] else "no-EF")
+    if name == "powersgd" and params.get("start_step", 0):
+        parts.append(f"start={_fmt(params['start_step'])}")
+    return " ".join(parts)
+
+
+def method_label(config: dict, attrs: dict | None = None) -> str:
+    """The base label of one run (before disambiguation), from its resolved config."""
+    attrs = attrs or {}
+    strategy = _get(config, "strategy.name", attrs.get("strategy", "unknown"))
+    compressor = _get(config, "compressor.name", attrs.get("compressor", "none"))
+    if strategy == "demo":
+        demo = config.get("strategy", {}).get("demo", {})
+        transport = demo.get("transport", "dct_topk")
+        if transport == "dct_topk":
+            parts = [f"dct_topk k={_fmt(demo.get('compression_topk', 32))}"]
+            if demo.get("compression_chunk", 64) != 64:
+                parts.append(f"chunk={_fmt(demo['compression_chunk'])}")
+        else:
+            parts = [_compressor_part(config, transport)]
+        if demo.get("wire", "reference") != "reference":
+            parts.append(f"wire={demo['wire']}")
+        if demo.get("stale", False):
+            parts.append("stale")
+        if demo.get("compression_decay", 0.999) != 0.999:
+            parts.append(f"beta={_fmt(demo['compression_decay'])}")
+        return "demo/" + " ".join(parts)
+    if strategy == "diloco":
+        d = config.get("strategy", {}).get("diloco", {})
+        head = [f"diloco H={_fmt(d.get('inner_steps', 500))}"]
+        if d.get("fragments", 1) != 1:
+            head.append(f"F={_fmt(d['fragments'])}")
+        if d.get("overlap_steps", 0) != 0:
+            head.append(f"tau={_fmt(d['overlap_steps'])}")
+        if d.get("alpha", 1.0) != 1.0:
+            head.append(f"alpha={_fmt(d['alpha'])}")
+        return " ".join(head) + "/" + _compressor_part(config, compressor)
+    return f"{strategy}/" + _compressor_part(config, compressor)
+
+
+def _flatten(config: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in config.items():
+        full = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, full + "."))
+        else:
+            out[full] = value
+    return out
+
+
+def _never_method(key: str) -> bool:
+    return (key.rsplit(".", 1)[-1] == "seed" or key.startswith("network.")
+            or key in _NEVER_METHOD)
+
+
+def assign_labels(runs, method_keys=()) -> None:
+    """Sets ``run.label`` for every run (see the module's documentation)."""
+    base = {id(run): method_label(run.config, run.attrs) for run in runs}
+    for key in method_keys:
+        for run in runs:
+            base[id(run)] += f" {key.rsplit('.', 1)[-1]}={_fmt(_get(run.config, key, '-'))}"
+    groups = defaultdict(list)
+    for run in runs:
+        groups[base[id(run)]].append(run)
+    for label, members in groups.items():
+        suffix = defaultdict(str)
+        if len(members) > 1:
+            flat = [_flatten(run.config) for run in members]
+            keys = sorted(set().union(*flat))
+            for key in keys:
+                if _never_method(key) or key in method_keys:
+                    continue
+                values = [f.get(key) for f in flat]
+                if len({repr(v) for v in values}) > 1:
+                    for run, value in zip(members, values):
+                        suffix[id(run)] += f" {key.rsplit('.', 1)[-1]}={_fmt(value)}"
+            if len({run.world_size for run in members}) > 1:
+                for run in members:
+                    suffix[id(run)] += f" W={run.world_size}"
+        for run in members:
+            run.label = label + suffix[id(run)]
