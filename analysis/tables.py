@@ -222,7 +222,7 @@ def target_pivot(per_method: pd.DataFrame) -> pd.DataFrame:
                                  if per_method["world_size"].nunique() > 1 else "")
         text = _pm(row["time_to_target_val_s_mean"], row["time_to_target_val_s_std"], fmt_time)
         cells.setdefault(label, {})[row["scenario"]] = f"{text} ({row['reached_val']}/{row['n']})"
-    frame = pd.DataFrame.from_dict(cells, orient="index").fillna("—")
+    frame = pd.DataFrame.from_dict(cells, orient="index").fillna("—").sort_index()
     frame = frame[sorted(frame.columns, key=scenario_order)]
     frame.index.name = "method"
     return frame.reset_index()

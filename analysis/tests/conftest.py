@@ -1,0 +1,114 @@
+"""Logs made by the real `lowcomm train` (tiny runs on 2 ranks), once per test session.
+
+LOWCOMM names the lowcomm binary (the tests that need logs are skipped without it); MPIEXEC
+the launcher (default: mpiexec).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+COMMON = ["data.source=markov", "data.batch_size=4", "data.seq_len=32", "train.eval_every=10",
+          "train.checkpoint_every=1000", "train.progress_every=1000"]
+
+# name -> (steps, settings). Two network scenarios; demo with two seeds on consumer.
+RUNS = {
+    "dense-consumer": (30, ["strategy.name=data_parallel", "network.scenario=consumer"]),
+    "dense-10gbps": (30, ["strategy.name=data_parallel", "network.scenario=10gbps"]),
+    "demo-consumer-s0": (30, ["strategy.name=demo", "schedule.lr=1.5e-3", "seed=0",
+                              "network.scenario=consumer"]),
+    "demo-consumer-s1": (30, ["strategy.name=demo", "schedule.lr=1.5e-3", "seed=1",
+                              "network.scenario=consumer"]),
+    "demo-10gbps": (30, ["strategy.name=demo", "schedule.lr=1.5e-3", "network.scenario=10gbps"]),
+    "topk-consumer": (30, ["strategy.name=data_parallel", "compressor.name=topk",
+                           "compressor.topk.ratio=0.01", "network.scenario=consumer"]),
+    "diloco-consumer": (30, ["strategy.name=diloco", "strategy.diloco.inner_steps=10",
+                             "network.scenario=consumer"]),
+}
+PARTIAL = "dense-partial"  # dense, consumer, train.steps=100000, stopped by SIGUSR1
+
+
+def _env():
+    env = dict(os.environ)
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
+    return env
+
+
+def _command(lowcomm, mpiexec, out, steps, settings):
+    command = [mpiexec, "-n", "2", "--oversubscribe", lowcomm, "train", "--out", str(out),
+               "--force"]
+    for setting in COMMON + [f"train.steps={steps}"] + settings:
+        command += ["--set", setting]
+    return command
+
+
+def _rows(log: Path) -> int:
+    import h5py
+    try:
+        with h5py.File(log, "r", libver="latest", swmr=True) as f:
+            return f["steps/step"].shape[0]
+    except Exception:  # noqa: BLE001 - not created yet, or mid-creation
+        return 0
+
+
+@pytest.fixture(scope="session")
+def runs_dir(tmp_path_factory):
+    lowcomm = os.environ.get("LOWCOMM")
+    if not lowcomm:
+        pytest.skip("LOWCOMM (path of the lowcomm binary) is not set")
+    if not Path(lowcomm).exists():
+        pytest.fail(f"LOWCOMM={lowcomm} does not exist")
+    mpiexec = os.environ.get("MPIEXEC") or "mpiexec"
+    root = tmp_path_factory.mktemp("runs")
+    env = _env()
+    for name, (steps, settings) in RUNS.items():
+        result = subprocess.run(_command(lowcomm, mpiexec, root / name, steps, settings),
+                                env=env, capture_output=True, text=True, timeout=180)
+        assert result.returncode == 0, f"{name}: {result.stdout}\n{result.stderr}"
+
+    # A partial log: a long run stopped by SIGUSR1 to mpiexec once it has flushed some rows
+    # (the app checkpoints, flushes and exits 0 at the next step boundary).
+    out = root / PARTIAL
+    process = subprocess.Popen(
+        _command(lowcomm, mpiexec, out, 100000, ["strategy.name=data_parallel",
+                                                 "network.scenario=consumer"]),
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while _rows(out / "log.h5") < 12 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGUSR1)
+    try:
+        output, _ = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        output, _ = process.communicate()
+    assert _rows(out / "log.h5") >= 12, output
+
+    # A corrupt file: an HDF5 signature followed by garbage.
+    (root / "broken").mkdir()
+    (root / "broken" / "corrupt.h5").write_bytes(b"\x89HDF\r\n\x1a\n" + os.urandom(4096))
+    return root
+
+
+@pytest.fixture(scope="session")
+def report(runs_dir, tmp_path_factory):
+    """Runs `python3 -m analysis report` on the runs; returns (out dir, completed process)."""
+    out = tmp_path_factory.mktemp("report")
+    result = subprocess.run([sys.executable, "-m", "analysis", "report", str(runs_dir),
+                             "--out", str(out)], cwd=REPO, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return out, result

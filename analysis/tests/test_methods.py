@@ -1,0 +1,56 @@
+"""Method labels from a resolved config (no lowcomm needed)."""
+
+from types import SimpleNamespace
+
+from analysis.methods import assign_labels, method_label
+
+
+def config(strategy="data_parallel", compressor="none", **sections):
+    cfg = {"seed": 0, "strategy": {"name": strategy}, "compressor": {"name": compressor},
+           "network": {"scenario": "consumer"}, "train": {"steps": 10}}
+    for key, value in sections.items():
+        node = cfg
+        parts = key.split("__")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return cfg
+
+
+def test_labels():
+    assert method_label(config()) == "data_parallel/none"
+    assert method_label(config(compressor="topk", compressor__topk__ratio=0.01,
+                               compressor__topk__error_feedback=True)) == \
+        "data_parallel/topk ratio=0.01"
+    assert method_label(config(compressor="topk", compressor__topk__ratio=0.01,
+                               compressor__topk__error_feedback=False)) == \
+        "data_parallel/topk ratio=0.01 no-EF"
+    assert method_label(config(compressor="powersgd", compressor__powersgd__rank=4)) == \
+        "data_parallel/powersgd rank=4"
+    assert method_label(config(strategy="demo", strategy__demo__compression_topk=8)) == \
+        "demo/dct_topk k=8"
+    assert method_label(config(strategy="demo", strategy__demo__compression_topk=32,
+                               strategy__demo__wire="compact_1bit")) == \
+        "demo/dct_topk k=32 wire=compact_1bit"
+    assert method_label(config(strategy="diloco", strategy__diloco__inner_steps=50,
+                               strategy__diloco__fragments=2, compressor__none__value_type="bf16")) \
+        == "diloco H=50 F=2/none bf16"
+
+
+def _run(cfg, world=2):
+    return SimpleNamespace(config=cfg, attrs={}, world_size=world, label="")
+
+
+def test_differing_keys_split_a_label_but_seeds_and_networks_do_not():
+    a = _run(config(strategy="demo", schedule__lr=1e-3))
+    b = _run(config(strategy="demo", schedule__lr=5e-4))
+    c = _run(config(strategy="demo", schedule__lr=5e-4, seed=1, network__scenario="10gbps",
+                    train__steps=99))
+    d = _run(config())
+    assign_labels([a, b, c, d])
+    assert a.label == "demo/dct_topk k=32 lr=0.001"
+    assert b.label == c.label == "demo/dct_topk k=32 lr=0.0005"
+    assert d.label == "data_parallel/none"
+    e, f = _run(config(), world=2), _run(config(), world=4)
+    assign_labels([e, f], method_keys=["schedule.lr"])
+    assert e.label == "data_parallel/none lr=- W=2" and f.label == "data_parallel/none lr=- W=4"

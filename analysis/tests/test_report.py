@@ -1,0 +1,158 @@
+"""`python3 -m analysis report` on logs made by the real app (see conftest.py)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import tomllib
+
+import h5py
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import PARTIAL, REPO, RUNS
+
+PLOTS = ["loss_vs_step", "loss_vs_bytes", "loss_vs_time", "pareto"]
+
+
+def _log(runs_dir, name):
+    with h5py.File(runs_dir / name / "log.h5", "r", libver="latest", swmr=True) as f:
+        steps = {k: f["steps"][k][:] for k in f["steps"]}
+        rows = min(len(v) for v in steps.values())
+        steps = {k: v[:rows] for k, v in steps.items()}
+        evals = {k: f["eval"][k][:] for k in f["eval"]}
+        attrs = dict(f.attrs)
+    return steps, evals, attrs
+
+
+@pytest.fixture(scope="module")
+def tables(report):
+    out, _ = report
+    return (pd.read_csv(out / "runs.csv").set_index("run"), pd.read_csv(out / "methods.csv"),
+            pd.read_csv(out / "time_to_target.csv"))
+
+
+def test_every_run_read_corrupt_skipped_with_a_message(report, tables):
+    _, result = report
+    runs, _, _ = tables
+    assert sorted(runs.index) == sorted(list(RUNS) + [PARTIAL])
+    assert "corrupt.h5" in result.stderr and "skipping" in result.stderr
+    assert "corrupt" not in " ".join(runs["path"])
+
+
+def test_partial_run_flagged(runs_dir, tables):
+    runs, methods, _ = tables
+    row = runs.loc[PARTIAL]
+    assert row["status"] == "partial" and row["planned_steps"] == 100000
+    steps, _, _ = _log(runs_dir, PARTIAL)
+    assert row["steps"] == len(steps["step"]) >= 12
+    assert (runs.drop(index=PARTIAL)["status"] == "complete").all()
+    dense = methods[(methods["method"] == "data_parallel/none")
+                    & (methods["scenario"] == "consumer")].iloc[0]
+    assert dense["n"] == 1 and dense["n_partial_excluded"] == 1
+
+
+def test_labels_and_scenarios(tables):
+    runs, _, _ = tables
+    assert runs.loc["dense-consumer", "method"] == "data_parallel/none"
+    assert runs.loc["topk-consumer", "method"] == "data_parallel/topk ratio=0.01"
+    assert runs.loc["demo-consumer-s1", "method"] == "demo/dct_topk k=32"
+    assert runs.loc["diloco-consumer", "method"] == "diloco H=10/none"
+    assert runs.loc["dense-10gbps", "scenario"] == "10gbps"
+    assert runs.loc["demo-consumer-s1", "seed"] == 1
+
+
+def test_numbers_match_the_logs(runs_dir, tables, report):
+    runs, _, _ = tables
+    for name in list(RUNS) + [PARTIAL]:
+        steps, evals, attrs = _log(runs_dir, name)
+        row = runs.loc[name]
+        assert row["bytes_per_step"] == pytest.approx(steps["bytes_sent"].mean(), rel=1e-12)
+        assert row["total_bytes_sent"] == pytest.approx(steps["bytes_sent"].sum(), rel=1e-12)
+        n_params = int(attrs["model"].split("(")[1].split()[0])
+        w = int(attrs["world_size"])
+        dense = 2 * (w - 1) / w * 4 * n_params
+        assert row["dense_bytes_per_step"] == pytest.approx(dense)
+        assert row["compression_ratio"] == pytest.approx(dense / steps["bytes_sent"].mean())
+        assert row["final_val_loss"] == pytest.approx(evals["val_loss"][-1])
+        assert row["best_val_loss"] == pytest.approx(evals["val_loss"].min())
+        assert row["final_simulated_s"] == pytest.approx(steps["simulated_s"][-1])
+        assert tomllib.loads(attrs["config"])["network"]["scenario"] == row["scenario"]
+    # The dense baseline sends what a ring all-reduce of fp32 parameters does.
+    for name in ("dense-consumer", "dense-10gbps"):
+        assert runs.loc[name, "compression_ratio"] == pytest.approx(1.0, rel=1e-3)
+    assert runs.loc["demo-consumer-s0", "compression_ratio"] > 10
+    assert runs.loc["topk-consumer", "compression_ratio"] > 10
+    assert runs.loc["diloco-consumer", "compression_ratio"] > 5  # one exchange per 10 steps
+    # Slower links take longer for the same dense training.
+    assert runs.loc["dense-consumer", "final_simulated_s"] > runs.loc["dense-10gbps",
+                                                                      "final_simulated_s"]
+
+
+def test_time_to_target(runs_dir, tables, report):
+    runs, methods, pivot = tables
+    out, _ = report
+    complete = runs[runs["status"] == "complete"]
+    target = complete["final_val_loss"].max()  # the documented default
+    assert f"target loss {target:.4g}" in (out / "summary.md").read_text()
+    assert np.isfinite(complete["time_to_target_val_s"]).all()  # every complete run reaches it
+    for name in RUNS:
+        steps, evals, _ = _log(runs_dir, name)
+        hit = np.flatnonzero(evals["val_loss"] <= target)[0]
+        at = np.flatnonzero(steps["step"] == evals["step"][hit])[0]
+        assert runs.loc[name, "time_to_target_val_s"] == pytest.approx(steps["simulated_s"][at])
+        hit = np.flatnonzero(steps["loss"] <= target)
+        expected = steps["simulated_s"][hit[0]] if hit.size else math.nan
+        assert runs.loc[name, "time_to_target_train_s"] == pytest.approx(expected, nan_ok=True)
+    assert {"consumer", "10gbps"} <= set(pivot.columns)
+    assert set(pivot["method"]) == set(methods["method"])
+
+
+def test_method_means_over_seeds(tables):
+    runs, methods, _ = tables
+    demo = methods[(methods["method"] == "demo/dct_topk k=32")
+                   & (methods["scenario"] == "consumer")].iloc[0]
+    pair = runs.loc[["demo-consumer-s0", "demo-consumer-s1"]]
+    assert demo["n"] == 2 and demo["seeds"] == "0 1"
+    assert demo["final_val_loss_mean"] == pytest.approx(pair["final_val_loss"].mean())
+    assert demo["final_val_loss_std"] == pytest.approx(pair["final_val_loss"].std(ddof=1))
+    assert demo["bytes_per_step_mean"] == pytest.approx(pair["bytes_per_step"].mean())
+
+
+def test_markdown_latex_and_plots(report):
+    out, _ = report
+    for stem in ("runs", "methods", "time_to_target"):
+        md = (out / f"{stem}.md").read_text()
+        tex = (out / f"{stem}.tex").read_text()
+        assert "demo/dct_topk k=32" in md and "demo/dct\\_topk k=32" in tex
+        assert "\\begin{tabular}" in tex and "\\bottomrule" in tex
+    assert "partial" in (out / "runs.md").read_text()
+    assert "±" in (out / "methods.md").read_text() and "$\\pm$" in (out / "methods.tex").read_text()
+    summary = (out / "summary.md").read_text()
+    assert "corrupt.h5" in summary
+    for plot in PLOTS:
+        for suffix in ("png", "pdf"):
+            path = out / f"{plot}.{suffix}"
+            assert path.exists() and path.stat().st_size > 1000, path
+
+
+def test_target_option_and_single_file(runs_dir, tmp_path):
+    out = tmp_path / "one"
+    result = subprocess.run([sys.executable, "-m", "analysis", "report",
+                             str(runs_dir / "dense-consumer" / "log.h5"), "--out", str(out),
+                             "--target-loss", "0.5", "--no-plots"],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    runs = pd.read_csv(out / "runs.csv")
+    assert len(runs) == 1 and runs["time_to_target_val_s"].isna().all()  # 0.5 nats: unreachable
+    assert "not reached" in (out / "runs.md").read_text()
+
+
+def test_nothing_readable_is_an_error(tmp_path):
+    (tmp_path / "bad.h5").write_bytes(b"not hdf5")
+    result = subprocess.run([sys.executable, "-m", "analysis", "report", str(tmp_path),
+                             "--out", str(tmp_path / "out")], cwd=REPO, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 1 and "bad.h5" in result.stderr
