@@ -43,7 +43,7 @@ LogSchema training_log_schema(int world_size) {
           {"simulated_s", Float64, 1, "s",
            "simulated wall clock at the end of the step: compute and compression as measured, "
            "communication as modelled"},
-          {"grad_norm", Float64, 1, "1", "L2 norm of the global gradient before clipping"},
+          {"grad_norm", Float64, 1, "1", "L2 norm of each rank's local gradient before clipping, averaged over ranks"},
       }};
   TableSchema eval{
       "eval",
