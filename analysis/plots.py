@@ -108,9 +108,14 @@ def _draw(ax, groups, palette, x_of=None, logx=False, styles=None):
 
 
 def _floor(ax, runs):
+    """The validation loss floor of markov data, where the curves come near it."""
     floors = {r.attrs.get("val_loss_floor") for r in runs if r.attrs.get("val_loss_floor")}
-    if len(floors) == 1:
-        ax.axhline(float(floors.pop()), color="grey", linewidth=0.8, linestyle=":",
+    if len(floors) != 1:
+        return
+    floor = float(floors.pop())
+    low, high = ax.get_ylim()
+    if floor >= low - 0.25 * (high - low):
+        ax.axhline(floor, color="grey", linewidth=0.8, linestyle=":",
                    label="val. loss floor (entropy rate)")
 
 

@@ -13,6 +13,7 @@ packages=(
   libopenblas-openmp-dev            # sgemm for the transformer kernels, on OpenMP's threads
   libgtest-dev libgmock-dev
   python3-h5py python3-numpy        # reading logs in tests (/usr/bin/python3)
+  python3-pandas python3-matplotlib python3-pytest   # analysis/ (reports) and its tests
 )
 
 missing=()
