@@ -37,6 +37,7 @@ RUNS = {
                              "network.scenario=consumer"]),
 }
 PARTIAL = "dense-partial"  # dense, consumer, train.steps=100000, stopped by SIGUSR1
+KILLED = "demo-killed"  # demo, 10gbps, train.steps=100000, every process SIGKILLed mid-run
 
 
 def _env():
@@ -79,23 +80,31 @@ def runs_dir(tmp_path_factory):
                                 env=env, capture_output=True, text=True, timeout=180)
         assert result.returncode == 0, f"{name}: {result.stdout}\n{result.stderr}"
 
-    # A partial log: a long run stopped by SIGUSR1 to mpiexec once it has flushed some rows
-    # (the app checkpoints, flushes and exits 0 at the next step boundary).
-    out = root / PARTIAL
-    process = subprocess.Popen(
-        _command(lowcomm, mpiexec, out, 100000, ["strategy.name=data_parallel",
-                                                 "network.scenario=consumer"]),
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 120
-    while _rows(out / "log.h5") < 12 and time.monotonic() < deadline and process.poll() is None:
-        time.sleep(0.2)
-    process.send_signal(signal.SIGUSR1)
-    try:
-        output, _ = process.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        output, _ = process.communicate()
-    assert _rows(out / "log.h5") >= 12, output
+    # Partial logs: long runs stopped once they have flushed some rows. SIGUSR1 to mpiexec:
+    # the app checkpoints, flushes and exits 0 at the next step boundary. SIGKILL to every
+    # process of the job: the file keeps the writer's "open for writing" mark (SWMR reads it).
+    for name, settings, how in (
+            (PARTIAL, ["strategy.name=data_parallel", "network.scenario=consumer"], "usr1"),
+            (KILLED, ["strategy.name=demo", "schedule.lr=1.5e-3", "network.scenario=10gbps"],
+             "kill")):
+        out = root / name
+        process = subprocess.Popen(_command(lowcomm, mpiexec, out, 100000, settings), env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                   start_new_session=True)
+        deadline = time.monotonic() + 120
+        while (_rows(out / "log.h5") < 12 and time.monotonic() < deadline
+               and process.poll() is None):
+            time.sleep(0.2)
+        if how == "usr1":
+            process.send_signal(signal.SIGUSR1)
+        else:
+            os.killpg(process.pid, signal.SIGKILL)
+        try:
+            output, _ = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            output, _ = process.communicate()
+        assert _rows(out / "log.h5") >= 12, output
 
     # A corrupt file: an HDF5 signature followed by garbage.
     (root / "broken").mkdir()

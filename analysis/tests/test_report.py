@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import PARTIAL, REPO, RUNS
+from conftest import KILLED, PARTIAL, REPO, RUNS
 
 PLOTS = ["loss_vs_step", "loss_vs_bytes", "loss_vs_time", "pareto"]
 
@@ -37,18 +37,19 @@ def tables(report):
 def test_every_run_read_corrupt_skipped_with_a_message(report, tables):
     _, result = report
     runs, _, _ = tables
-    assert sorted(runs.index) == sorted(list(RUNS) + [PARTIAL])
+    assert sorted(runs.index) == sorted(list(RUNS) + [PARTIAL, KILLED])
     assert "corrupt.h5" in result.stderr and "skipping" in result.stderr
     assert "corrupt" not in " ".join(runs["path"])
 
 
 def test_partial_run_flagged(runs_dir, tables):
     runs, methods, _ = tables
-    row = runs.loc[PARTIAL]
-    assert row["status"] == "partial" and row["planned_steps"] == 100000
-    steps, _, _ = _log(runs_dir, PARTIAL)
-    assert row["steps"] == len(steps["step"]) >= 12
-    assert (runs.drop(index=PARTIAL)["status"] == "complete").all()
+    for name in (PARTIAL, KILLED):
+        row = runs.loc[name]
+        assert row["status"] == "partial" and row["planned_steps"] == 100000
+        steps, _, _ = _log(runs_dir, name)
+        assert row["steps"] == len(steps["step"]) >= 12
+    assert (runs.drop(index=[PARTIAL, KILLED])["status"] == "complete").all()
     dense = methods[(methods["method"] == "data_parallel/none")
                     & (methods["scenario"] == "consumer")].iloc[0]
     assert dense["n"] == 1 and dense["n_partial_excluded"] == 1
@@ -66,7 +67,7 @@ def test_labels_and_scenarios(tables):
 
 def test_numbers_match_the_logs(runs_dir, tables, report):
     runs, _, _ = tables
-    for name in list(RUNS) + [PARTIAL]:
+    for name in list(RUNS) + [PARTIAL, KILLED]:
         steps, evals, attrs = _log(runs_dir, name)
         row = runs.loc[name]
         assert row["bytes_per_step"] == pytest.approx(steps["bytes_sent"].mean(), rel=1e-12)
@@ -129,6 +130,7 @@ def test_markdown_latex_and_plots(report):
         assert "demo/dct_topk k=32" in md and "demo/dct\\_topk k=32" in tex
         assert "\\begin{tabular}" in tex and "\\bottomrule" in tex
     assert "partial" in (out / "runs.md").read_text()
+    assert "| demo-killed | demo/dct_topk k=32 | 10gbps |" in (out / "runs.md").read_text()
     assert "±" in (out / "methods.md").read_text() and "$\\pm$" in (out / "methods.tex").read_text()
     summary = (out / "summary.md").read_text()
     assert "corrupt.h5" in summary
