@@ -17,6 +17,7 @@
 #include <optional>
 #include <vector>
 
+#include "bench_timing.hpp"
 #include "commands.hpp"
 #include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/comm/host_names.hpp"
@@ -55,12 +56,6 @@ struct Measurement {
   std::vector<std::int64_t> bytes_sent;  // per rank, one call
   bool correct;
 };
-
-double slowest_rank(double seconds, MPI_Comm comm) {
-  double worst = 0;
-  MPI_Allreduce(&seconds, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
-  return worst;
-}
 
 // Times `iterations` calls of `call` between barriers; returns the slowest rank's mean.
 template <class Call>

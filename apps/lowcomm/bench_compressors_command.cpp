@@ -13,6 +13,7 @@
 #include <random>
 #include <sstream>
 
+#include "bench_timing.hpp"
 #include "commands.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/compress/compressed_all_reduce.hpp"
@@ -57,12 +58,6 @@ std::vector<std::string> chosen_compressors(const std::string& list) {
   return names;
 }
 
-double slowest(double seconds) {
-  double worst = 0;
-  MPI_Allreduce(&seconds, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return worst;
-}
-
 struct Result {
   double seconds = std::numeric_limits<double>::infinity();
   SyncReport report;
@@ -87,7 +82,7 @@ Result measure(Communicator& comm, const Config& config, const std::string& name
     MPI_Barrier(MPI_COMM_WORLD);
     const double start = MPI_Wtime();
     const SyncReport report = sync.run(static_cast<std::uint64_t>(i), in, out);
-    const double seconds = slowest(MPI_Wtime() - start);
+    const double seconds = slowest_rank(MPI_Wtime() - start);
     if (i > 0 && seconds < best.seconds) best = {seconds, report};
   }
   return best;

@@ -11,6 +11,7 @@
 #include <random>
 #include <sstream>
 
+#include "bench_timing.hpp"
 #include "commands.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/strategy/registry.hpp"
@@ -85,12 +86,6 @@ std::vector<Case> chosen_cases(const std::string& list) {
   return chosen;
 }
 
-double slowest(double seconds) {
-  double worst = 0;
-  MPI_Allreduce(&seconds, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return worst;
-}
-
 struct Result {
   double seconds = std::numeric_limits<double>::infinity();
   StrategyStepReport report;
@@ -115,7 +110,7 @@ Result measure(Communicator& comm, const Config& config, const Case& c, const st
     MPI_Barrier(MPI_COMM_WORLD);
     const double start = MPI_Wtime();
     const StrategyStepReport report = strategy->step(static_cast<std::uint64_t>(i), 1e-4, p, g);
-    const double seconds = slowest(MPI_Wtime() - start);
+    const double seconds = slowest_rank(MPI_Wtime() - start);
     if (i > 0 && seconds < best.seconds) best = {seconds, report};
   }
   return best;
