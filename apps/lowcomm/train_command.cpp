@@ -6,7 +6,8 @@
 // local gradient clipped → NaN/Inf and stop-signal check (one tiny all-reduce on a private
 // communicator, not counted as traffic) → Strategy::step (the counted, modelled communication) →
 // the simulated clock settled → rank 0 logs the row. Losses, norms and byte counts reach rank 0
-// over the private communicator too, so the log never perturbs what it measures.
+// over the private communicator too (rank 0's agreement on having written them is one more tiny
+// all-reduce), so the log never perturbs what it measures.
 #include <fmt/format.h>
 #include <mpi.h>
 
@@ -60,11 +61,13 @@ struct RankStep {
 // Exit status of a run stopped by NaN/Inf (1 and 2 are errors and configuration errors).
 constexpr int kNonFiniteExit = 3;
 
-// The keys that may change when a run is resumed: its length and how often it reports, none of
-// which changes what a step computes. Everything else must stay the same.
+// The keys that may change when a run is resumed: its length, how often it reports, and the
+// remedies for a run stopped by NaN/Inf (the peak learning rate, clipping, the NaN policy).
+// Everything else must stay the same.
 std::int64_t resumable_hash(const Config& config) {
-  const std::vector<std::string> free{"train.steps=1", "train.progress_every=1", "train.eval_every=0",
-                                      "train.checkpoint_every=0"};
+  const std::vector<std::string> free{"train.steps=1",       "train.progress_every=1", "train.eval_every=0",
+                                      "train.checkpoint_every=0", "schedule.lr=1",    "train.grad_clip=0",
+                                      "train.nonfinite=stop"};
   return static_cast<std::int64_t>(config.with(free).hash());
 }
 
@@ -153,8 +156,9 @@ class Trainer {
                                       state.integer("train/world_size")));
       }
       if (state.integer("train/config_hash") != resumable_hash(config_)) {
-        throw ConfigError(fmt::format("the configuration differs from the one {} was started with (only "
-                                      "train.steps and the *_every keys may change on --resume): pass the same --config and --set "
+        throw ConfigError(fmt::format("the configuration differs from the one {} was started with (on "
+                                      "--resume only train.steps, train.*_every, schedule.lr, train.grad_clip and "
+                                      "train.nonfinite may change): pass the same --config and --set "
                                       "options, or start a new --out",
                                       run_dir_.string()));
       }
@@ -162,7 +166,8 @@ class Trainer {
       if (params.size() != model_->parameters().size()) throw Error("the checkpoint's model has another size");
       std::ranges::copy(params, model_->parameters().begin());
       strategy_->load_state(state, "strategy/");
-      comm_->advance_clock(static_cast<double>(state.integer("train/simulated_ns")) * 1e-9);
+      clock_s_ = static_cast<double>(state.integer("train/simulated_ns")) * 1e-9;
+      comm_->advance_clock(clock_s_);
     });
     first_step_ = *latest;
     resumed_ = true;
@@ -251,12 +256,13 @@ class Trainer {
       }
       mine = RankStep{.loss = std::numeric_limits<double>::quiet_NaN(), .grad_norm = mine.grad_norm,
                       .compute_s = mine.compute_s};
-      log_step(step, 0.0, mine, static_cast<double>(b) * t);
+      log_step(step, schedule_->at(static_cast<std::uint64_t>(step)), mine, static_cast<double>(b) * t);
     } else {
       const double lr = schedule_->at(static_cast<std::uint64_t>(step));
       const StrategyStepReport report = strategy_->step(static_cast<std::uint64_t>(step), lr,
                                                         model_->parameter_spans(), model_->gradient_views());
       comm_->synchronize_clock();
+      clock_s_ = comm_->simulated_seconds();  // identical on every rank right after the settlement
       mine.codec_s = report.sync.codec_s;
       mine.measured_s = report.sync.comm.measured_s;
       mine.modelled_s = report.sync.comm.modelled_s;
@@ -353,7 +359,7 @@ class Trainer {
     state.put("train/next_step", next_step);
     state.put("train/world_size", mpi_.size());
     state.put("train/config_hash", resumable_hash(config_));
-    state.put("train/simulated_ns", std::llround(comm_->simulated_seconds() * 1e9));
+    state.put("train/simulated_ns", std::llround(clock_s_ * 1e9));
     store_.save(next_step, state);
     on_rank_zero_agreed(MPI_COMM_WORLD, [&] { log_->flush(); });
   }
@@ -408,6 +414,7 @@ class Trainer {
 
   std::int64_t first_step_ = 0;
   bool resumed_ = false;
+  double clock_s_ = 0;  // the simulated clock at the end of the last step, agreed by all ranks
   double started_ = MPI_Wtime();
   double sent_total_ = 0, modelled_total_ = 0, tokens_since_start_ = 0;
 };

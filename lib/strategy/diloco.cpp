@@ -221,12 +221,12 @@ class Diloco final : public Strategy {
     report.update_s += seconds_since(start);
   }
 
-  // x ← lerp(x, global, α) for the fragment's exchanges whose overlap ends at this step, computed
+  // x ← lerp(x, global, α) for the fragment's exchanges whose overlap has ended, computed
   // as torch.lerp does, so that α = 1 gives the global value exactly.
   void mix_due(std::uint64_t step, std::span<const std::span<float>> params, Fragment& f) const {
     const auto alpha = static_cast<float>(options_.alpha);
     std::erase_if(f.pending, [&](const std::pair<std::uint64_t, std::vector<float>>& due) {
-      if (due.first != step) return false;
+      if (due.first > step) return false;  // "<": its step was skipped (train.nonfinite = skip)
       std::size_t offset = 0;
       for (std::size_t t = f.first; t < f.first + f.count; ++t) {
         for (float& x : params[t]) {

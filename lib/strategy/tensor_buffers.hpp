@@ -13,6 +13,12 @@ class TensorBuffers {
  public:
   TensorBuffers() = default;
   explicit TensorBuffers(std::span<const TensorInfo> tensors);  // zero-filled
+  // Moves keep the views valid (the buffer moves with them); a copy's views would still point
+  // at the original, so there are none.
+  TensorBuffers(TensorBuffers&&) noexcept = default;
+  TensorBuffers& operator=(TensorBuffers&&) noexcept = default;
+  TensorBuffers(const TensorBuffers&) = delete;
+  TensorBuffers& operator=(const TensorBuffers&) = delete;
 
   std::span<const std::span<float>> views() const { return views_; }
   std::span<const std::span<const float>> const_views() const { return const_views_; }

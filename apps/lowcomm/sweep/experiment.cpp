@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <sstream>
 #include <toml++/toml.h>
 
@@ -27,7 +28,7 @@ std::pair<std::string, std::string> value_text(const toml::node& node, const std
   if (const auto* f = node.as_floating_point()) {
     std::string text = fmt::format("{}", f->get());  // shortest round-trip form
     if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
-    return {text, fmt::format("{:g}", f->get())};
+    return {text, fmt::format("{}", f->get())};
   }
   if (const auto* b = node.as_boolean()) return {b->get() ? "true" : "false", b->get() ? "true" : "false"};
   throw ConfigError(fmt::format("{}: a value must be a string, number or boolean", where));
@@ -135,6 +136,16 @@ Experiment Experiment::load(const std::filesystem::path& file, const ConfigSchem
         }
       }
       experiment.axes_.push_back(std::move(axis));
+    }
+  }
+
+  std::map<std::string, std::int64_t> names;  // two points writing to one folder would be lost
+  for (std::int64_t i = 0; i < experiment.size(); ++i) {
+    const auto [it, added] = names.emplace(experiment.point(i).name, i);
+    if (!added) {
+      throw ConfigError(fmt::format("{}: grid points {} and {} are both named '{}': give the methods or axis "
+                                    "values distinct names",
+                                    where, it->second, i, it->first));
     }
   }
 
