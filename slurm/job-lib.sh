@@ -1,4 +1,5 @@
 # slurm/job-lib.sh: what train.sbatch and sweep.sbatch share (sourced, after slurm/site.sh).
+# shellcheck shell=bash
 # No site settings here: those are all in slurm/site.sh.
 #
 # How a run survives the end of its time limit (or a preemption notice):

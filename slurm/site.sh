@@ -1,4 +1,5 @@
 # slurm/site.sh: every site setting of lowcomm's Slurm scripts, in this one file.
+# shellcheck shell=bash
 #
 # Sourced (never run) by slurm/train.sbatch and slurm/sweep.sbatch when a job starts, and by
 # slurm/submit-sweep.sh / slurm/submit-train.sh before they call sbatch. Every value below is a

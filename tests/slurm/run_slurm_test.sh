@@ -177,7 +177,7 @@ job_field() { scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$
 # wait_for_jobs TIMEOUT JOB...: until none of them is queued or running. A requeued batch job is
 # held by Slurm for about two minutes (Reason=BeginTime); release it at once to keep the test short.
 wait_for_jobs() {
-  local timeout=$1 deadline=$((SECONDS + $1)) line id reason
+  local timeout=$1 deadline=$((SECONDS + $1)) id reason
   shift
   while ((SECONDS < deadline)); do
     local queued
@@ -200,7 +200,8 @@ with h5py.File(sys.argv[1], "r", libver="latest", swmr=True) as log:
 EOF
 }
 
-# check_log LOG STEPS MIN_RESUMES MAX_RESUMES [RESTART_COUNT]: a complete log.
+# check_log LOG STEPS MIN_RESUMES MAX_RESUMES [RESTART_COUNT]: a complete log (of an array task
+# unless ARRAY_TASK=0).
 check_log() {
   $python - "$@" <<'EOF'
 import sys, h5py
@@ -219,7 +220,9 @@ if steps_logged != list(range(len(steps_logged))):
 resumes = int(attrs.get("resume_count", -1))
 if not min_resumes <= resumes <= max_resumes:
     problems.append(f"resume_count {resumes}, expected {min_resumes}..{max_resumes}")
-for key in ("slurm_job_id", "slurm_array_job_id", "slurm_array_task_id"):
+import os
+array_keys = ("slurm_array_job_id", "slurm_array_task_id") if os.environ.get("ARRAY_TASK", "1") == "1" else ()
+for key in ("slurm_job_id",) + array_keys:
     if key not in attrs:
         problems.append(f"no {key} attribute")
 if restart is not None and str(attrs.get("slurm_restart_count")) != restart:
@@ -301,7 +304,15 @@ submit_requeue() {  # INDEX LAUNCHER
 mkdir -p runs/requeue
 job_srun=$(submit_requeue 0 srun) || fail "sbatch (srun) failed"
 job_mpirun=$(submit_requeue 1 mpirun) || fail "sbatch (mpirun) failed"
-jobs_to_show="$array_job $job_srun $job_mpirun"
+# 3. (meanwhile) one run through slurm/submit-train.sh, ranks from the config's "# ranks = 2"
+# line; and train.sbatch in an allocation too small for the config, which must say so.
+"$lowcomm" sweep tiny.toml --index 0 --set train.steps=20 >one.toml || fail "lowcomm sweep --index 0"
+submitted=$(bash "$src/slurm/submit-train.sh" one.toml runs/one 2>&1) || { echo "$submitted"; fail "submit-train.sh failed"; }
+job_train=$(sed -n 's/^== job \([0-9]*\):.*/\1/p' <<<"$submitted")
+[[ -n $job_train ]] || { echo "$submitted"; fail "no job id in the output of submit-train.sh"; }
+job_small=$(LOWCOMM_ROOT=$src sbatch --parsable --ntasks=1 --output="$work/small-%j.out" \
+  "$src/slurm/train.sbatch" one.toml runs/small) || fail "sbatch --ntasks=1 train.sbatch failed"
+jobs_to_show="$array_job $job_srun $job_mpirun $job_train $job_small"
 declare -A signalled=()
 deadline=$((SECONDS + 180))
 while ((${#signalled[@]} < 2)); do
@@ -320,7 +331,7 @@ while ((${#signalled[@]} < 2)); do
   done
   sleep 0.5
 done
-wait_for_jobs 400 "$job_srun" "$job_mpirun"
+wait_for_jobs 400 "$job_srun" "$job_mpirun" "$job_train" "$job_small"
 for pair in "$job_srun:0:adamw:srun" "$job_mpirun:1:topk:mpirun"; do
   IFS=: read -r job index point launcher <<<"$pair"
   out=runs/requeue/slurm-${job}_${index}.out
@@ -341,4 +352,13 @@ for pair in "$job_srun:0:adamw:srun" "$job_mpirun:1:topk:mpirun"; do
     "requeued (Restarts=1), resumed and completed 400 steps"
 done
 log "2. passed"
+
+[[ $(job_field "$job_train" JobState) == COMPLETED ]] || fail "train.sbatch job $job_train is not COMPLETED"
+grep -q 'complete: 20 steps' "runs/one/slurm-$job_train.out" || fail "runs/one/slurm-$job_train.out: no 'complete: 20 steps'"
+ARRAY_TASK=0 check_log runs/one/log.h5 20 0 0 || fail "runs/one/log.h5 is not a complete 20-step log"
+[[ $(job_field "$job_small" JobState) == FAILED ]] || fail "train.sbatch with --ntasks=1 for a 2-rank config did not fail"
+grep -q 'needs 2 ranks but the job has 1 task' "small-$job_small.out" ||
+  fail "small-$job_small.out does not say the run needs 2 ranks"
+[[ ! -e runs/small/log.h5 ]] || fail "train.sbatch started a run in an allocation too small for it"
+log "3. passed: submit-train.sh ran a 20-step run; a 1-task allocation for 2 ranks failed with a clear message"
 log "PASSED"
