@@ -268,7 +268,7 @@ class Trainer {
       mine.modelled_s = report.sync.comm.modelled_s;
       mine.sent = static_cast<std::int64_t>(report.sync.comm.bytes_sent);
       mine.received = static_cast<std::int64_t>(report.sync.comm.bytes_received);
-      record_trace(step);
+      record_trace();
       const double loss = log_step(step, lr, mine, static_cast<double>(b) * t);
       sent_total_ += static_cast<double>(mine.sent);
       modelled_total_ += mine.modelled_s;
@@ -364,7 +364,7 @@ class Trainer {
     on_rank_zero_agreed(MPI_COMM_WORLD, [&] { log_->flush(); });
   }
 
-  void record_trace(std::int64_t step) {
+  void record_trace() {
     if (arguments_.record_trace.empty()) return;
     const std::span<const float> mine = model_->gradients();
     const int count = static_cast<int>(mine.size());
@@ -385,7 +385,6 @@ class Trainer {
       }
       trace_->write_gradients(row, r, views);
     }
-    (void)step;
   }
 
   void finish_outputs() {

@@ -88,7 +88,8 @@ void warn_about_small_blocks(const StrategySetup& setup, std::int64_t chunk) {
 class Demo final : public Strategy {
  public:
   Demo(const StrategySetup& setup, DemoOptions options)
-      : options_(options), scaled_(setup.tensors), aggregate_(setup.tensors), pending_(setup.tensors) {
+      : options_(options), scaled_(setup.tensors), aggregate_(setup.tensors),
+        pending_(options.stale ? TensorBuffers(setup.tensors) : TensorBuffers()) {
     const Config config = transport_config(setup.config);
     // The momentum δ lives in this wrapper: state key "momentum/residual/<unit id>".
     sync_ = make_compressed_sync(
@@ -163,7 +164,7 @@ class Demo final : public Strategy {
   std::unique_ptr<CompressedAllReduce> sync_;
   TensorBuffers scaled_;     // η·g of this step
   TensorBuffers aggregate_;  // G of this step
-  TensorBuffers pending_;    // G of the previous step (stale pipeline)
+  TensorBuffers pending_;    // G of the previous step (stale pipeline only: a model-sized buffer)
   bool has_pending_ = false;
 };
 
