@@ -56,6 +56,21 @@ def _command(lowcomm, mpiexec, out, steps, settings):
     return command
 
 
+def _kill_session(sid: int) -> None:
+    """SIGKILLs every process in session `sid`. Open MPI puts each rank in its own process
+    group, so killing mpiexec's group alone leaves the ranks running (and writing) a while."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            # Fields after the parenthesised command: state ppid pgrp session ...
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[3]) == sid:
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, IndexError, ValueError):
+            pass  # exited meanwhile
+
+
 def _rows(log: Path) -> int:
     import h5py
     try:
@@ -98,11 +113,11 @@ def runs_dir(tmp_path_factory):
         if how == "usr1":
             process.send_signal(signal.SIGUSR1)
         else:
-            os.killpg(process.pid, signal.SIGKILL)
+            _kill_session(process.pid)
         try:
             output, _ = process.communicate(timeout=60)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+            _kill_session(process.pid)
             output, _ = process.communicate()
         assert _rows(out / "log.h5") >= 12, output
 

@@ -23,6 +23,8 @@ def _log(runs_dir, name):
         rows = min(len(v) for v in steps.values())
         steps = {k: v[:rows] for k, v in steps.items()}
         evals = {k: f["eval"][k][:] for k in f["eval"]}
+        rows = min(len(v) for v in evals.values())  # a killed writer may leave one longer
+        evals = {k: v[:rows] for k, v in evals.items()}
         attrs = dict(f.attrs)
     return steps, evals, attrs
 
