@@ -17,16 +17,17 @@ from conftest import KILLED, PARTIAL, REPO, RUNS
 PLOTS = ["loss_vs_step", "loss_vs_bytes", "loss_vs_time", "pareto"]
 
 
+def _table(group):
+    """A log table's columns, cut to the shortest as the reader does (a live or killed writer
+    may have flushed one column further than another)."""
+    columns = {k: group[k][:] for k in group}
+    rows = min(len(v) for v in columns.values())
+    return {k: v[:rows] for k, v in columns.items()}
+
+
 def _log(runs_dir, name):
     with h5py.File(runs_dir / name / "log.h5", "r", libver="latest", swmr=True) as f:
-        steps = {k: f["steps"][k][:] for k in f["steps"]}
-        rows = min(len(v) for v in steps.values())
-        steps = {k: v[:rows] for k, v in steps.items()}
-        evals = {k: f["eval"][k][:] for k in f["eval"]}
-        rows = min(len(v) for v in evals.values())  # a killed writer may leave one longer
-        evals = {k: v[:rows] for k, v in evals.items()}
-        attrs = dict(f.attrs)
-    return steps, evals, attrs
+        return _table(f["steps"]), _table(f["eval"]), dict(f.attrs)
 
 
 @pytest.fixture(scope="module")

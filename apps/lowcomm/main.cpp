@@ -13,8 +13,8 @@ int main(int argc, char** argv) {
   CLI::App app{"lowcomm: low-communication distributed training research toolkit", "lowcomm"};
   app.set_version_flag("--version", std::string(lowcomm::build_info().version));
   app.require_subcommand(1);
-  app.add_option("--plugin", "load a shared library that registers compressors or strategies (repeatable; also "
-                             "LOWCOMM_PLUGINS=a.so:b.so)")
+  app.add_option("--plugin", "load a shared library that registers compressors or strategies "
+                             "(repeatable; also LOWCOMM_PLUGINS=a.so:b.so)")
       ->type_name("LIBRARY")
       ->each(lowcomm::cli::load_plugin);
   lowcomm::cli::add_info_command(app);
