@@ -174,21 +174,39 @@ grep -qw pmix <<<"$mpi_plugins" || fail "this Slurm has no pmix plugin: slurm/ d
 # --- Helpers -----------------------------------------------------------------------------------
 job_field() { scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
 
-# wait_for_jobs TIMEOUT JOB...: until none of them is queued or running. A requeued batch job is
-# held by Slurm for about two minutes (Reason=BeginTime); release it at once to keep the test short.
+# wait_for_jobs TIMEOUT JOB[:RESTARTS]...: until every job (an id, or <array id>_<index>) is in a
+# final state, after at least RESTARTS requeues (default 0). It watches each job's state and restart
+# count in `scontrol show job`, not its absence from squeue, which a task can leave for a moment
+# between its requeue and its next start.
+# Slurm holds a requeued batch job for about two minutes (Reason=BeginTime); the wait moves its
+# start to 3 s from then, once per requeue, to keep the test short. Not to "now": slurmd refuses to
+# launch a job whose credential it revoked within the same second ("Job N already killed, do not
+# launch batch job"), and the requeued task then fails without running; the hold exists to avoid that.
 wait_for_jobs() {
-  local timeout=$1 deadline=$((SECONDS + $1)) id reason
+  local timeout=$1 deadline=$((SECONDS + $1)) spec id wanted state restarts unfinished
+  local -A released=()
   shift
   while ((SECONDS < deadline)); do
-    local queued
-    queued=$(squeue -h -o '%i %T %r' -j "$(IFS=,; echo "$*")" 2>/dev/null)
-    [[ -z $queued ]] && return 0
-    while read -r id _ reason; do
-      [[ $reason == BeginTime ]] && scontrol update JobId="$id" StartTime=now 2>/dev/null
-    done <<<"$queued"
+    unfinished=0
+    for spec in "$@"; do
+      id=${spec%%:*}
+      wanted=0
+      [[ $spec == *:* ]] && wanted=${spec#*:}
+      state=$(job_field "$id" JobState)
+      restarts=$(job_field "$id" Restarts)
+      if [[ $(job_field "$id" Reason) == BeginTime && -z ${released[$id:$restarts]:-} ]]; then
+        scontrol update JobId="$id" StartTime=now+3 2>/dev/null && released[$id:$restarts]=1
+      fi
+      case $state in
+        COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
+          ((${restarts:-0} >= wanted)) || unfinished=1 ;;
+        *) unfinished=1 ;;  # PENDING, RUNNING, REQUEUED, COMPLETING, or no record yet
+      esac
+    done
+    ((unfinished == 0)) && return 0
     sleep 1
   done
-  fail "jobs $* still queued after $timeout s"
+  fail "jobs $* not all finished (with their requeues) after $timeout s"
 }
 
 # log_rows LOG: rows of steps/step in a (possibly live) log, 0 when it cannot be read yet.
@@ -280,7 +298,7 @@ echo "$submitted"
 array_job=$(sed -n 's/^== array job \([0-9]*\):.*/\1/p' <<<"$submitted")
 [[ -n $array_job ]] || fail "no array job id in the output of submit-sweep.sh"
 jobs_to_show=$array_job
-wait_for_jobs 300 "$array_job"
+wait_for_jobs 300 "${array_job}_0" "${array_job}_1"
 for index in 0 1; do
   out=runs/tiny/slurm-${array_job}_${index}.out
   [[ -s $out ]] || fail "no output file $out (expected %A_%a naming)"
@@ -331,7 +349,7 @@ while ((${#signalled[@]} < 2)); do
   done
   sleep 0.5
 done
-wait_for_jobs 400 "$job_srun" "$job_mpirun" "$job_train" "$job_small"
+wait_for_jobs 400 "${job_srun}_0:1" "${job_mpirun}_1:1" "$job_train" "$job_small"
 for pair in "$job_srun:0:adamw:srun" "$job_mpirun:1:topk:mpirun"; do
   IFS=: read -r job index point launcher <<<"$pair"
   out=runs/requeue/slurm-${job}_${index}.out
