@@ -18,9 +18,9 @@ namespace lowcomm::gpt {
 
 using namespace lowcomm::kernels;
 
-GptModel::GptModel(GptConfig config, std::uint64_t seed, Backend backend)
-    : config_(config), backend_(backend), layout_(config) {
-  if (backend == Backend::Cuda) unsupported("GptModel", backend);
+GptModel::GptModel(GptConfig config, std::uint64_t seed, ExecutionContext execution)
+    : config_(config), backend_(execution.backend), layout_(config) {
+  if (backend_ == Backend::Cuda) unsupported("GptModel", backend_);
   parameters_.assign(static_cast<std::size_t>(layout_.total()), 0.0f);
   gradients_.assign(static_cast<std::size_t>(layout_.total()), 0.0f);
   parameter_spans_ = layout_.spans(parameters_);

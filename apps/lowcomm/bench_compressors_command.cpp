@@ -16,6 +16,7 @@
 #include "bench_timing.hpp"
 #include "commands.hpp"
 #include "lowcomm/comm/network_config.hpp"
+#include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/compress/compressed_all_reduce.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "machine_rates.hpp"
@@ -30,6 +31,7 @@ ConfigSchema bench_compressors_schema() {
   ConfigSchema schema;
   add_network_keys(schema);
   CompressorRegistry::global().add_config_keys(schema);
+  add_compute_keys(schema);
   schema.integer("seed", 0, "shared seed given to the compressors", 0);
   schema.integer("bench.iterations", 3, "timed runs per compressor and shape (the best is kept)", 1, 1000);
   schema.string("bench.shapes", "transformer",
@@ -70,7 +72,7 @@ Result measure(Communicator& comm, const Config& config, const std::string& name
   CompressedAllReduce sync(comm, CompressorRegistry::global().create(own), {tensor},
                            parse_granularity(own.get_string("compressor.granularity")),
                            static_cast<std::uint64_t>(own.get_double("compressor.bucket_mb") * 1024 * 1024),
-                           static_cast<std::uint64_t>(own.get_int("seed")));
+                           static_cast<std::uint64_t>(own.get_int("seed")), execution_context_from_config(own));
   std::mt19937 random(static_cast<unsigned>(comm.rank() + 1));
   std::normal_distribution<float> normal;
   std::vector<float> gradient(static_cast<std::size_t>(tensor.numel())), aggregate(gradient.size());
@@ -100,11 +102,11 @@ void run(const ConfigArguments& arguments) {
     double copy = 0, gemm = 0;
     if (mpi.rank() == 0) {
       copy = measure_copy_bandwidth();
-      gemm = measure_sgemm_gflops();
+      gemm = measure_sgemm_gflops(execution_context_from_config(config));
       std::printf("# lowcomm bench compressors: %d ranks; network: %s; granularity %s\n", mpi.size(),
                   describe_network(config).c_str(), config.get_string("compressor.granularity").c_str());
-      std::printf("# this node: copy %.2f GB/s (%s); sgemm %.1f GFLOP/s (768^3, Cpu kernel)\n", copy,
-                  std::string(kCopyBandwidthMethod).c_str(), gemm);
+      std::printf("# this node: copy %.2f GB/s (%s); sgemm %.1f GFLOP/s (768^3, %s kernel)\n", copy,
+                  std::string(kCopyBandwidthMethod).c_str(), gemm, config.get_string("compute.backend").c_str());
       std::printf("# %-9s %-12s %9s %12s %8s %10s %8s %7s %10s %9s %12s\n", "compressor", "shape", "in(MB)",
                   "payload(B)", "ratio", "time(ms)", "GB/s", "%copy", "codec(ms)", "comm(ms)", "modelled(ms)");
     }

@@ -34,6 +34,7 @@ struct BenchModelArguments {
   int batch = 4;
   int seq = 64;
   int threads = 0;  // 0: what OpenMP has (OMP_NUM_THREADS or the cores)
+  std::string backend = std::string(kernels::to_string(ExecutionContext{}.backend));
   int steps = 5;
   int warmup = 2;
 };
@@ -42,13 +43,13 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// GFLOP/s of the Cpu linear kernel (OpenBLAS sgemm where the build has it) on n × n × n, best of five.
-double measure_linear_sgemm_gflops(std::int64_t n) {
+// GFLOP/s of the linear kernel (on Cpu: OpenBLAS sgemm where the build has it) on n × n × n, best of five.
+double measure_linear_sgemm_gflops(const ExecutionContext& execution, std::int64_t n) {
   std::vector<float> a(static_cast<std::size_t>(n * n), 0.5f), w(a.size(), 0.25f), c(a.size());
   double best = std::numeric_limits<double>::infinity();
   for (int i = 0; i < 6; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    kernels::linear_forward(kernels::Backend::Cpu, c, a, w, {}, n, n, n);
+    kernels::linear_forward(execution.backend, c, a, w, {}, n, n, n);
     if (i > 0) best = std::min(best, seconds_since(start));  // the first call warms up the pool
   }
   return 2.0 * static_cast<double>(n * n * n) / best / 1e9;
@@ -61,8 +62,9 @@ void run(const BenchModelArguments& args) {
     throw std::invalid_argument(fmt::format("--batch must be > 0 and --seq in 1..{} (the context length of {})",
                                             config.context_length, args.preset));
   }
-  const double sgemm = measure_linear_sgemm_gflops(768);
-  gpt::GptModel model(config, 1);
+  const ExecutionContext execution{.backend = backend_named(args.backend)};
+  const double sgemm = measure_linear_sgemm_gflops(execution, 768);
+  gpt::GptModel model(config, 1, execution);
   AdamWOptions options;
   options.beta1 = 0.9;
   options.beta2 = 0.95;
@@ -98,8 +100,8 @@ void run(const BenchModelArguments& args) {
               args.preset.c_str(), static_cast<double>(config.parameter_count()) / 1e6, args.batch, args.seq,
               omp_get_max_threads(), args.steps, args.warmup);
   std::printf("# matrix products: %s\n", kernels::linear_cpu_provider());
-  std::printf("# sgemm %.1f GFLOP/s (768^3, linear_forward Cpu); model FLOPs/token = 6(N - T_max*C) + 12*L*C*T = %.3g\n",
-              sgemm, flops_per_token);
+  std::printf("# sgemm %.1f GFLOP/s (768^3, linear_forward on %s); model FLOPs/token = 6(N - T_max*C) + 12*L*C*T = %.3g\n",
+              sgemm, args.backend.c_str(), flops_per_token);
   std::printf("%-10s %6s %6s %8s %12s %12s %10s %10s %10s %9s %8s\n", "preset", "B", "T", "threads", "tokens/s",
               "step(ms)", "best(ms)", "fwd+bwd", "adamw", "GFLOP/s", "of_sgemm");
   std::printf("%-10s %6d %6d %8d %12.1f %12.1f %10.1f %10.1f %10.1f %9.1f %7.1f%%\n", args.preset.c_str(),
@@ -118,6 +120,11 @@ void add_bench_model_command(CLI::App& bench) {
   model->add_option("--batch,-B", arguments.batch, "sequences per step")->capture_default_str();
   model->add_option("--seq,-T", arguments.seq, "tokens per sequence (≤ the preset's context length)")->capture_default_str();
   model->add_option("--threads", arguments.threads, "OpenMP (and OpenBLAS) threads; 0: OMP_NUM_THREADS or all cores")
+      ->capture_default_str();
+  std::vector<std::string> backends;
+  for (const kernels::Backend b : available_backends()) backends.emplace_back(kernels::to_string(b));
+  model->add_option("--backend", arguments.backend, "kernels: cpu (optimised) or reference (plain loops)")
+      ->check(CLI::IsMember(backends))
       ->capture_default_str();
   model->add_option("--steps", arguments.steps, "timed steps")->check(CLI::Range(1, 100000))->capture_default_str();
   model->add_option("--warmup", arguments.warmup, "untimed steps first")->check(CLI::Range(0, 100000))->capture_default_str();

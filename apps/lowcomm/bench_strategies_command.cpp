@@ -14,6 +14,7 @@
 #include "bench_timing.hpp"
 #include "commands.hpp"
 #include "lowcomm/comm/network_config.hpp"
+#include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/strategy/registry.hpp"
 #include "mpi_session.hpp"
 #include "run_config.hpp"
@@ -95,7 +96,8 @@ Result measure(Communicator& comm, const Config& config, const Case& c, const st
                std::vector<float>& params, const std::vector<float>& grads, int iterations) {
   const Config own = config.with(c.overrides);
   const std::unique_ptr<Strategy> strategy = StrategyRegistry::global().create(
-      {.comm = comm, .tensors = tensors, .config = own, .seed = static_cast<std::uint64_t>(own.get_int("seed"))});
+      {.comm = comm, .tensors = tensors, .config = own, .seed = static_cast<std::uint64_t>(own.get_int("seed")),
+       .execution = execution_context_from_config(own)});
   std::vector<std::span<float>> p;
   std::vector<std::span<const float>> g;
   std::size_t offset = 0;

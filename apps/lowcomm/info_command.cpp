@@ -10,6 +10,7 @@
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/comm/network_scenarios.hpp"
 #include "lowcomm/compress/registry.hpp"
+#include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/config/config.hpp"
 #include "lowcomm/optim/lr_schedule.hpp"
 #include "lowcomm/optim/registry.hpp"
@@ -92,6 +93,11 @@ void print_info() {
             << fmt::format("  Kokkos:    {}\n", build.kokkos_enabled
                                                    ? fmt::format("built with Kokkos {}", build.kokkos_version)
                                                    : std::string("not built (-DLOWCOMM_ENABLE_KOKKOS=ON)"));
+  std::cout << "\nCompute backends in this build (compute.backend):";
+  for (const kernels::Backend backend : available_backends()) {
+    std::cout << " " << kernels::to_string(backend) << (backend == ExecutionContext{}.backend ? " (default)" : "");
+  }
+  std::cout << "\n";
   std::cout << "\nNetwork scenarios (network.scenario):\n";
   for (const NetworkScenario& s : network_scenarios()) {
     std::cout << fmt::format("  {:<10} {}\n", s.name, s.description);
@@ -118,6 +124,9 @@ void print_info() {
   add_loop_keys(training);
   add_data_keys(training);
   print_keys(training, "`lowcomm train` keys: model, loop and data (besides the sections above)");
+  ConfigSchema compute;
+  add_compute_keys(compute);
+  print_keys(compute, "Compute keys (train, replay, bench compressors and strategies)");
   ConfigSchema network;
   add_network_keys(network);
   print_keys(network, "Network keys (every command that communicates)");

@@ -36,11 +36,11 @@ double measure_copy_bandwidth() {
   return 2.0 * static_cast<double>(bytes) / seconds / 1e9;
 }
 
-double measure_sgemm_gflops() {
+double measure_sgemm_gflops(const ExecutionContext& execution) {
   constexpr std::int64_t n = 768;
   std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n, 0.0f);
   const double seconds = best_of_five([&](int) {
-    kernels::gemm(kernels::Backend::Cpu, false, false, n, n, n, 1.0f, a, b, 0.0f, c);
+    kernels::gemm(execution.backend, false, false, n, n, n, 1.0f, a, b, 0.0f, c);
   });
   return 2.0 * static_cast<double>(n * n * n) / seconds / 1e9;
 }

@@ -28,6 +28,7 @@
 #include "lowcomm/comm/collective_schedule.hpp"
 #include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/comm/network_config.hpp"
+#include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/strategy/registry.hpp"
 #include "lowcomm/log/gradient_trace.hpp"
 #include "lowcomm/log/replay_output.hpp"
@@ -169,7 +170,8 @@ int run(const ReplayArguments& arguments) {
       comm.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, w));
       strategy = StrategyRegistry::global().create(
           {.comm = *comm, .tensors = tensors, .config = config,
-           .seed = static_cast<std::uint64_t>(config.get_int("seed"))});
+           .seed = static_cast<std::uint64_t>(config.get_int("seed")),
+           .execution = execution_context_from_config(config)});
     });
 
     std::vector<float> params(n), grads(n), update(n), mean(n), received;

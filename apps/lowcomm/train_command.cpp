@@ -26,6 +26,7 @@
 #include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/comm/host_names.hpp"
 #include "lowcomm/comm/network_config.hpp"
+#include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/data/data_config.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/log/gradient_trace.hpp"
@@ -90,10 +91,11 @@ class Trainer {
     agree_on_failure(MPI_COMM_WORLD, [&] {
       const gpt::GptConfig shape = model_config(config);
       data_.emplace(make_training_data(config, mpi.rank(), mpi.size()));
-      model_ = std::make_unique<gpt::GptModel>(shape, seed);
+      const ExecutionContext execution = execution_context_from_config(config);
+      model_ = std::make_unique<gpt::GptModel>(shape, seed, execution);
       comm_.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
       strategy_ = StrategyRegistry::global().create(
-          {.comm = *comm_, .tensors = model_->tensors(), .config = config, .seed = seed});
+          {.comm = *comm_, .tensors = model_->tensors(), .config = config, .seed = seed, .execution = execution});
       schedule_.emplace(LrSchedule::from_config(config));
       if (!arguments.record_trace.empty() && arguments.resume) {
         throw ConfigError("--record-trace records a whole run: it cannot be combined with --resume");

@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <map>
 
 namespace {
 
@@ -14,6 +13,7 @@ using lowcomm::Compressor;
 using lowcomm::Message;
 using lowcomm::Received;
 using lowcomm::UnitContext;
+using lowcomm::UnitScratch;
 
 // One entry on the wire: 4-byte index, 4-byte value.
 struct Entry {
@@ -30,8 +30,9 @@ class Threshold final : public Compressor {
   // Works on any flat vector: a tensor, a bucket, or the whole model.
   bool supports(lowcomm::Granularity) const override { return true; }
 
-  Message encode(const UnitContext& unit, std::span<const float> gradient) override {
-    std::vector<Entry>& sent = sent_[unit.unit_id];  // remembered for transmitted()
+  Message encode(const UnitContext&, std::span<const float> gradient, UnitScratch& scratch) override {
+    // What this rank sent, kept in the unit's scratch for transmitted() (last step's buffer reused).
+    std::vector<Entry>& sent = scratch.get_or_create<Sent>().entries;
     sent.clear();
     for (std::size_t i = 0; i < gradient.size(); ++i) {
       if (std::abs(gradient[i]) >= tau_) sent.push_back({static_cast<std::uint32_t>(i), gradient[i]});
@@ -42,8 +43,8 @@ class Threshold final : public Compressor {
   }
 
   std::optional<Message> decode(const UnitContext& unit, int /*round*/, const Received& received,
-                                std::span<float> aggregate) override {
-    std::fill(aggregate.begin(), aggregate.end(), 0.0f);
+                                UnitScratch& /*scratch*/, std::span<float> aggregate) override {
+    std::fill(aggregate.begin(), aggregate.end(), 0.0f);  // it arrives holding anything
     for (const std::span<const std::byte> payload : received.gathered) {
       // Payloads come from other ranks: check before trusting them.
       if (payload.size() % sizeof(Entry) != 0) throw lowcomm::Error("threshold: truncated payload");
@@ -59,17 +60,20 @@ class Threshold final : public Compressor {
   }
 
   // What this rank's entries contributed: error feedback keeps the rest for the next step.
-  void transmitted(const UnitContext& unit, std::span<const float>, std::span<float> out) const override {
+  void transmitted(const UnitContext&, std::span<const float>, const UnitScratch& scratch,
+                   std::span<float> out) const override {
     std::fill(out.begin(), out.end(), 0.0f);
-    for (const Entry& entry : sent_.at(unit.unit_id)) out[entry.index] = entry.value;
+    for (const Entry& entry : scratch.get<Sent>().entries) out[entry.index] = entry.value;
   }
 
   // The size varies, so the library sends a size table with the payloads.
   std::optional<std::uint64_t> wire_bytes(const UnitContext&, int) const override { return std::nullopt; }
 
  private:
+  struct Sent {
+    std::vector<Entry> entries;
+  };
   float tau_;
-  std::map<std::uint32_t, std::vector<Entry>> sent_;
 };
 
 // Registered when the library is loaded (`lowcomm --plugin liblowcomm_threshold.so ...`): from then

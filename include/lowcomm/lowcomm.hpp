@@ -16,6 +16,7 @@
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/compress/state_dict.hpp"
 #include "lowcomm/compress/unit.hpp"
+#include "lowcomm/compress/unit_scratch.hpp"
 #include "lowcomm/config/config.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/backend.hpp"

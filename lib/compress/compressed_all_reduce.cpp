@@ -23,8 +23,10 @@ double seconds_since(Clock::time_point start) {
 
 CompressedAllReduce::CompressedAllReduce(Communicator& comm, std::unique_ptr<Compressor> compressor,
                                          std::vector<TensorInfo> tensors, Granularity granularity,
-                                         std::uint64_t bucket_bytes, std::uint64_t shared_seed)
-    : comm_(comm), compressor_(std::move(compressor)), tensors_(std::move(tensors)), shared_seed_(shared_seed) {
+                                         std::uint64_t bucket_bytes, std::uint64_t shared_seed,
+                                         ExecutionContext execution)
+    : comm_(comm), compressor_(std::move(compressor)), tensors_(std::move(tensors)), shared_seed_(shared_seed),
+      execution_(execution) {
   if (!compressor_) throw Error("CompressedAllReduce needs a compressor");
   if (!compressor_->supports(granularity)) {
     throw ConfigError(fmt::format("this compressor does not support granularity '{}'", to_string(granularity)));
@@ -64,11 +66,13 @@ CompressedAllReduce::CompressedAllReduce(Communicator& comm, std::unique_ptr<Com
       break;
     }
   }
+  scratch_.resize(units_.size());
 }
 
 UnitContext CompressedAllReduce::context(const Unit& unit, std::uint64_t step) const {
   return {.step = step, .unit_id = unit.id, .name = unit.name, .shape = unit.shape,
-          .rank = comm_.rank(), .world_size = comm_.size(), .shared_seed = shared_seed_};
+          .rank = comm_.rank(), .world_size = comm_.size(), .shared_seed = shared_seed_,
+          .execution = execution_};
 }
 
 SyncReport CompressedAllReduce::run(std::uint64_t step, std::span<const std::span<const float>> gradients,
@@ -124,7 +128,7 @@ SyncReport CompressedAllReduce::run(std::uint64_t step, std::span<const std::spa
 
   auto start = Clock::now();
   for (std::size_t u = 0; u < units_.size(); ++u) {
-    messages[u] = compressor_->encode(context(units_[u], step), input_of(u));
+    messages[u] = compressor_->encode(context(units_[u], step), input_of(u), scratch_[u]);
     check_message(u, 0, *messages[u]);
   }
   report.codec_s += seconds_since(start);
@@ -143,7 +147,7 @@ SyncReport CompressedAllReduce::run(std::uint64_t step, std::span<const std::spa
       const std::span<float> out = round == 0 || units_[u].tensors.size() == 1
                                        ? output_of(u)
                                        : std::span<float>(fused_out[u]);
-      messages[u] = compressor_->decode(context(units_[u], step), round, received[u], out);
+      messages[u] = compressor_->decode(context(units_[u], step), round, received[u], scratch_[u], out);
       if (messages[u]) check_message(u, round + 1, *messages[u]);
     }
     report.codec_s += seconds_since(start);

@@ -14,43 +14,43 @@ ErrorFeedback::ErrorFeedback(std::unique_ptr<Compressor> inner, float decay)
   }
 }
 
-Message ErrorFeedback::encode(const UnitContext& unit, std::span<const float> gradient) {
-  UnitState& state = units_[unit.unit_id];
-  if (state.residual.empty()) state.residual.assign(gradient.size(), 0.0f);
-  if (state.residual.size() != gradient.size()) {
+Message ErrorFeedback::encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) {
+  std::vector<float>& residual = residuals_[unit.unit_id];
+  if (residual.empty()) residual.assign(gradient.size(), 0.0f);
+  if (residual.size() != gradient.size()) {
     throw Error(fmt::format("error feedback: unit '{}' changed size from {} to {} elements",
-                            unit.name, state.residual.size(), gradient.size()));
+                            unit.name, residual.size(), gradient.size()));
   }
-  state.corrected.resize(gradient.size());
+  Corrected& corrected = scratch.get_or_create<Corrected>();
+  corrected.values.resize(gradient.size());
   if (decay_ == 1.0f) {
-    for (std::size_t i = 0; i < gradient.size(); ++i) state.corrected[i] = gradient[i] + state.residual[i];
+    for (std::size_t i = 0; i < gradient.size(); ++i) corrected.values[i] = gradient[i] + residual[i];
   } else {
     // (β·residual) rounded first, then the sum: DeMo's δ.mul_(β); δ.add_(η·g).
     for (std::size_t i = 0; i < gradient.size(); ++i) {
-      const float decayed = decay_ * state.residual[i];
-      state.corrected[i] = decayed + gradient[i];
+      const float decayed = decay_ * residual[i];
+      corrected.values[i] = decayed + gradient[i];
     }
   }
-  return inner_->encode(unit, state.corrected);
+  return inner_->encode(unit, corrected.values, corrected.inner);
 }
 
-std::optional<Message> ErrorFeedback::decode(const UnitContext& unit, int round,
-                                             const Received& received, std::span<float> aggregate) {
-  std::optional<Message> next = inner_->decode(unit, round, received, aggregate);
+std::optional<Message> ErrorFeedback::decode(const UnitContext& unit, int round, const Received& received,
+                                             UnitScratch& scratch, std::span<float> aggregate) {
+  Corrected& corrected = scratch.get<Corrected>();
+  std::optional<Message> next = inner_->decode(unit, round, received, corrected.inner, aggregate);
   if (!next) {
-    UnitState& state = units_.at(unit.unit_id);
+    std::vector<float>& residual = residuals_.at(unit.unit_id);
     // residual ← corrected − transmitted, computed in the residual's own storage.
-    inner_->transmitted(unit, state.corrected, state.residual);
-    for (std::size_t i = 0; i < state.residual.size(); ++i) {
-      state.residual[i] = state.corrected[i] - state.residual[i];
-    }
+    inner_->transmitted(unit, corrected.values, corrected.inner, residual);
+    for (std::size_t i = 0; i < residual.size(); ++i) residual[i] = corrected.values[i] - residual[i];
   }
   return next;
 }
 
-void ErrorFeedback::transmitted(const UnitContext& unit, std::span<const float> input,
+void ErrorFeedback::transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
                                 std::span<float> out) const {
-  inner_->transmitted(unit, input, out);
+  inner_->transmitted(unit, input, scratch.get<Corrected>().inner, out);
 }
 
 std::optional<std::uint64_t> ErrorFeedback::wire_bytes(const UnitContext& unit, int round) const {
@@ -58,17 +58,17 @@ std::optional<std::uint64_t> ErrorFeedback::wire_bytes(const UnitContext& unit, 
 }
 
 std::span<const float> ErrorFeedback::residual(std::uint32_t unit_id) const {
-  const auto it = units_.find(unit_id);
-  return it == units_.end() ? std::span<const float>() : std::span<const float>(it->second.residual);
+  const auto it = residuals_.find(unit_id);
+  return it == residuals_.end() ? std::span<const float>() : std::span<const float>(it->second);
 }
 
 void ErrorFeedback::save_state(StateDict& state, std::string_view prefix) const {
-  for (const auto& [id, unit] : units_) state.put(fmt::format("{}residual/{}", prefix, id), unit.residual);
+  for (const auto& [id, residual] : residuals_) state.put(fmt::format("{}residual/{}", prefix, id), residual);
   inner_->save_state(state, fmt::format("{}inner/", prefix));
 }
 
 void ErrorFeedback::load_state(const StateDict& state, std::string_view prefix) {
-  units_.clear();
+  residuals_.clear();
   const std::string residual_prefix = fmt::format("{}residual/", prefix);
   for (const std::string& key : state.keys()) {
     if (!key.starts_with(residual_prefix)) continue;
@@ -79,7 +79,7 @@ void ErrorFeedback::load_state(const StateDict& state, std::string_view prefix) 
     } catch (const std::exception&) {
       throw Error(fmt::format("error feedback state: '{}' does not name a unit id", key));
     }
-    units_[id].residual = state.floats(key);
+    residuals_[id] = state.floats(key);
   }
   inner_->load_state(state, fmt::format("{}inner/", prefix));
 }

@@ -15,7 +15,8 @@ std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& s
       std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(bucket_mb * 1024.0 * 1024.0)));
   return std::make_unique<CompressedAllReduce>(
       setup.comm, std::move(compressor), setup.tensors,
-      parse_granularity(config.get_string("compressor.granularity")), bucket_bytes, setup.seed);
+      parse_granularity(config.get_string("compressor.granularity")), bucket_bytes, setup.seed,
+      setup.execution);
 }
 
 std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& setup) {

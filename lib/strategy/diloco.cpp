@@ -88,7 +88,8 @@ class Diloco final : public Strategy {
                          .tensors = {setup.tensors.begin() + static_cast<std::ptrdiff_t>(first),
                                      setup.tensors.begin() + static_cast<std::ptrdiff_t>(first + count)},
                          .config = setup.config,
-                         .seed = setup.seed};
+                         .seed = setup.seed,
+                         .execution = setup.execution};
       fragment.sync = make_compressed_sync(part);
       std::size_t n = 0;
       for (const TensorInfo& t : part.tensors) n += static_cast<std::size_t>(t.numel());

@@ -8,6 +8,7 @@
 
 #include "builtins.hpp"
 #include "lowcomm/compress/registry.hpp"
+#include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/optim/registry.hpp"
 
@@ -69,6 +70,7 @@ void add_strategy_keys(ConfigSchema& schema, std::string_view default_optimizer)
   StrategyRegistry::global().add_config_keys(schema);
   add_optimizer_keys(schema, "optimizer", default_optimizer);
   CompressorRegistry::global().add_config_keys(schema);
+  add_compute_keys(schema);
 }
 
 RegisterStrategy::RegisterStrategy(StrategyInfo info) { StrategyRegistry::global().add(std::move(info)); }

@@ -2,6 +2,7 @@
 // feedback, over several steps: the aggregate the MPI-driven CompressedAllReduce produces on each
 // rank equals the same computation done in one process with all ranks' data (loopback.hpp).
 // Runs at 1, 2, 3 and 4 ranks.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -70,7 +71,7 @@ TEST_P(EveryCompressor, MpiAggregateEqualsSingleProcessComputation) {
   const std::uint64_t seed = 1234;
   const std::uint64_t bucket_bytes = static_cast<std::uint64_t>(0.001 * 1024 * 1024);
   CompressedAllReduce distributed(comm, CompressorRegistry::global().create(config), kTensors, granularity,
-                                  bucket_bytes, seed);
+                                  bucket_bytes, seed, ExecutionContext{});
 
   // The single-process twin: one compressor per simulated rank, driven unit by unit.
   std::vector<std::unique_ptr<Compressor>> twins;
@@ -158,7 +159,8 @@ TEST(NoCompression, HalfPrecisionOnTheWire) {
     ConfigSchema schema;
     CompressorRegistry::global().add_config_keys(schema);
     const Config config = Config::defaults(schema, std::vector<std::string>{"compressor.none.value_type=" + std::string(type)});
-    CompressedAllReduce sync(comm, CompressorRegistry::global().create(config), tensors, Granularity::PerTensor, 1, 0);
+    CompressedAllReduce sync(comm, CompressorRegistry::global().create(config), tensors, Granularity::PerTensor, 1, 0,
+                             ExecutionContext{});
     std::vector<float> grad = gradient(comm.rank(), 0, 0, 1000), out(1000);
     const std::vector<std::span<const float>> in{grad};
     const std::vector<std::span<float>> outs{out};
@@ -175,6 +177,36 @@ TEST(NoCompression, HalfPrecisionOnTheWire) {
       if (std::abs(out[i] - mean[i]) > tolerance * (1.0 + std::abs(mean[i]))) ++mismatches;
     }
     EXPECT_EQ(mismatches, 0u) << type;
+  }
+}
+
+// The execution context reaches the compressors' kernels: on the Reference backend top-k's
+// aggregate equals the Cpu one bit for bit (selection and sums are exact), and a backend this
+// build has no kernels for is refused by name, by every compressor that runs kernels.
+TEST(CompressedAllReduce, ComputesOnTheBackendOfItsExecutionContext) {
+  Communicator comm(MPI_COMM_WORLD);
+  auto run = [&](const std::string& name, kernels::Backend backend) {
+    const Config config = config_for({name, "tensor", false});
+    CompressedAllReduce sync(comm, CompressorRegistry::global().create(config), kTensors, Granularity::PerTensor,
+                             1, 5, ExecutionContext{.backend = backend});
+    std::vector<std::vector<float>> grads, outs;
+    for (std::size_t t = 0; t < kTensors.size(); ++t) {
+      grads.push_back(gradient(comm.rank(), 0, t, kTensors[t].numel()));
+      outs.emplace_back(grads.back().size());
+    }
+    const std::vector<std::span<const float>> in(grads.begin(), grads.end());
+    const std::vector<std::span<float>> out(outs.begin(), outs.end());
+    sync.run(0, in, out);
+    return outs;
+  };
+  EXPECT_EQ(run("topk", kernels::Backend::Reference), run("topk", kernels::Backend::Cpu));
+  for (const std::string name : {"topk", "dct_topk", "powersgd", "quantize"}) {
+    try {
+      run(name, kernels::Backend::Cuda);
+      ADD_FAILURE() << name << " ran on a backend without kernels";
+    } catch (const Error& refused) {
+      EXPECT_THAT(refused.what(), testing::HasSubstr("no cuda implementation")) << name;
+    }
   }
 }
 

@@ -13,16 +13,18 @@ class FirstElementOnly final : public Compressor {
  public:
   Aggregation aggregation() const override { return Aggregation::Summable; }
   bool supports(Granularity) const override { return true; }
-  Message encode(const UnitContext&, std::span<const float> g) override {
+  Message encode(const UnitContext&, std::span<const float> g, UnitScratch&) override {
     last_input.assign(g.begin(), g.end());
     return Message::sum({g[0]});
   }
-  std::optional<Message> decode(const UnitContext& unit, int, const Received& r, std::span<float> out) override {
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& r, UnitScratch&,
+                                std::span<float> out) override {
     std::fill(out.begin(), out.end(), 0.0f);
     out[0] = r.sum[0] / static_cast<float>(unit.world_size);
     return std::nullopt;
   }
-  void transmitted(const UnitContext&, std::span<const float> input, std::span<float> out) const override {
+  void transmitted(const UnitContext&, std::span<const float> input, const UnitScratch&,
+                   std::span<float> out) const override {
     std::fill(out.begin(), out.end(), 0.0f);
     out[0] = input[0];
   }
@@ -65,8 +67,9 @@ TEST(ErrorFeedback, RejectsAUnitThatChangesSize) {
   ErrorFeedback ef(std::make_unique<FirstElementOnly>());
   const std::vector<std::int64_t> three{3}, four{4};
   const std::vector<float> g3(3, 1.0f), g4(4, 1.0f);
-  ef.encode({.unit_id = 1, .name = "w", .shape = three}, g3);
-  EXPECT_THROW(ef.encode({.unit_id = 1, .name = "w", .shape = four}, g4), Error);
+  UnitScratch scratch;
+  ef.encode({.unit_id = 1, .name = "w", .shape = three}, g3, scratch);
+  EXPECT_THROW(ef.encode({.unit_id = 1, .name = "w", .shape = four}, g4, scratch), Error);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // done by hand (summing values in rank order, concatenating payloads), every rank's decode. It is
 // "the same computation done on one rank with all ranks' data" that the MPI tests compare the
 // real, fused, MPI-driven exchange against.
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -14,19 +15,26 @@
 
 namespace lowcomm::test {
 
-// compressors[w] is rank w's instance; inputs[w] its gradient of the unit. Returns every rank's
+// compressors[w] is rank w's instance; inputs[w] its gradient of the unit; scratch[w] the unit's
+// scratch on rank w (resized to the world; pass it on to `transmitted`). Returns every rank's
 // aggregate.
 inline std::vector<std::vector<float>> loopback_unit(std::span<const std::unique_ptr<Compressor>> compressors,
                                                       UnitContext unit,
-                                                      const std::vector<std::vector<float>>& inputs) {
+                                                      const std::vector<std::vector<float>>& inputs,
+                                                      std::vector<UnitScratch>& scratch) {
   const int world = static_cast<int>(compressors.size());
   unit.world_size = world;
+  scratch.resize(compressors.size());
   std::vector<std::optional<Message>> messages(compressors.size());
   for (int w = 0; w < world; ++w) {
     unit.rank = w;
-    messages[w] = compressors[w]->encode(unit, inputs[w]);
+    messages[w] = compressors[w]->encode(unit, inputs[w], scratch[w]);
   }
-  std::vector<std::vector<float>> aggregates(compressors.size(), std::vector<float>(static_cast<std::size_t>(unit.numel())));
+  // NaN on entry: decode must write every element (compressor.hpp), and a NaN left over fails
+  // every comparison with the MPI run or a fixture.
+  std::vector<std::vector<float>> aggregates(
+      compressors.size(),
+      std::vector<float>(static_cast<std::size_t>(unit.numel()), std::numeric_limits<float>::quiet_NaN()));
   for (int round = 0; messages[0]; ++round) {
     Received received;
     std::vector<float> sum;
@@ -53,11 +61,19 @@ inline std::vector<std::vector<float>> loopback_unit(std::span<const std::unique
     std::vector<std::optional<Message>> next(compressors.size());
     for (int w = 0; w < world; ++w) {
       unit.rank = w;
-      next[w] = compressors[w]->decode(unit, round, received, aggregates[w]);
+      next[w] = compressors[w]->decode(unit, round, received, scratch[w], aggregates[w]);
     }
     messages = std::move(next);
   }
   return aggregates;
+}
+
+// The same, for one step of a unit whose scratch is not needed afterwards.
+inline std::vector<std::vector<float>> loopback_unit(std::span<const std::unique_ptr<Compressor>> compressors,
+                                                      UnitContext unit,
+                                                      const std::vector<std::vector<float>>& inputs) {
+  std::vector<UnitScratch> scratch;
+  return loopback_unit(compressors, unit, inputs, scratch);
 }
 
 }  // namespace lowcomm::test

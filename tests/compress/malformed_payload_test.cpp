@@ -70,7 +70,8 @@ TEST_P(EveryDecoder, SurvivesMalformedPayloads) {
       std::vector<float> aggregate(gradient.size());
       for (int m = 0; m < kMutationsPerCase; ++m) {
         // A fresh valid round 0 each time (decoders may keep per-step scratch).
-        const Message message = compressor->encode(unit, gradient);
+        UnitScratch scratch;
+        const Message message = compressor->encode(unit, gradient, scratch);
         Received received;
         std::vector<std::vector<std::byte>> payloads;
         std::vector<float> sum;
@@ -83,21 +84,21 @@ TEST_P(EveryDecoder, SurvivesMalformedPayloads) {
           received.sum = sum;
         }
         try {
-          compressor->decode(unit, 0, received, aggregate);
+          compressor->decode(unit, 0, received, scratch, aggregate);
           ++decoded;
         } catch (const Error&) {
           ++rejected;
         }
         // Multi-round compressors: a valid round 0, then a malformed round 1.
         if (compressor->aggregation() != Aggregation::MultiRound || message.exchange != Exchange::Sum) continue;
-        compressor->encode(unit, gradient);
+        compressor->encode(unit, gradient, scratch);
         std::vector<float> valid = message.values;
-        const auto next = compressor->decode(unit, 0, Received{.sum = valid}, aggregate);
+        const auto next = compressor->decode(unit, 0, Received{.sum = valid}, scratch, aggregate);
         if (!next) continue;
         std::vector<float> wrong = next->values;
         wrong.resize(std::uniform_int_distribution<std::size_t>(0, wrong.size() + 3)(random));
         try {
-          compressor->decode(unit, 1, Received{.sum = wrong}, aggregate);
+          compressor->decode(unit, 1, Received{.sum = wrong}, scratch, aggregate);
           ++decoded;
         } catch (const Error&) {
           ++rejected;

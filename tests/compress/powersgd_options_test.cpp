@@ -68,7 +68,8 @@ TEST(PowerSgdOptions, OrthogonalizedQBeforeEveryUse) {
                              .shared_seed = 11};
       std::vector<float> m = identity;
       for (float& x : m) x *= 3.0f;  // so the kept Q (= Mᵀ P̂) is not orthonormal by itself
-      const Message p = ranks[0]->encode(unit, m);
+      UnitScratch scratch;
+      const Message p = ranks[0]->encode(unit, m, scratch);
       std::vector<float> q = p.values;
       for (float& x : q) x /= 3.0f;
       if (orthogonalize) {
@@ -78,9 +79,9 @@ TEST(PowerSgdOptions, OrthogonalizedQBeforeEveryUse) {
       }
       // Finish the step (one rank: the sums are the messages) so that Q is kept for the next.
       std::vector<float> out(64);
-      const auto second = ranks[0]->decode(unit, 0, Received{.sum = p.values}, out);
+      const auto second = ranks[0]->decode(unit, 0, Received{.sum = p.values}, scratch, out);
       ASSERT_TRUE(second.has_value());
-      EXPECT_FALSE(ranks[0]->decode(unit, 1, Received{.sum = second->values}, out).has_value());
+      EXPECT_FALSE(ranks[0]->decode(unit, 1, Received{.sum = second->values}, scratch, out).has_value());
     }
   }
 }

@@ -17,11 +17,13 @@ class Dummy final : public Compressor {
   explicit Dummy(double strength) : strength(strength) {}
   Aggregation aggregation() const override { return Aggregation::Summable; }
   bool supports(Granularity g) const override { return g == Granularity::PerTensor; }
-  Message encode(const UnitContext&, std::span<const float> g) override { return Message::sum({g.begin(), g.end()}); }
-  std::optional<Message> decode(const UnitContext&, int, const Received&, std::span<float>) override {
+  Message encode(const UnitContext&, std::span<const float> g, UnitScratch&) override {
+    return Message::sum({g.begin(), g.end()});
+  }
+  std::optional<Message> decode(const UnitContext&, int, const Received&, UnitScratch&, std::span<float>) override {
     return std::nullopt;
   }
-  void transmitted(const UnitContext&, std::span<const float>, std::span<float>) const override {}
+  void transmitted(const UnitContext&, std::span<const float>, const UnitScratch&, std::span<float>) const override {}
   std::optional<std::uint64_t> wire_bytes(const UnitContext&, int) const override { return std::nullopt; }
   double strength;
 };

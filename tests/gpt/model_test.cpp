@@ -67,7 +67,7 @@ class GptFixture : public ::testing::TestWithParam<Backend> {};
 
 TEST_P(GptFixture, LogitsLossAndEveryGradientMatchPyTorch) {
   const Fixture f;
-  GptModel model(f.config, 1, GetParam());
+  GptModel model(f.config, 1, {.backend = GetParam()});
   f.load(model);
   const float loss = model.loss(f.tokens, f.targets, f.B, f.T);
   const float expected_loss = f.file.floats("loss")[0];
@@ -89,7 +89,7 @@ TEST_P(GptFixture, LogitsLossAndEveryGradientMatchPyTorch) {
 
 TEST_P(GptFixture, FiveAdamWStepsFollowPyTorch) {
   const Fixture f;
-  GptModel model(f.config, 1, GetParam());
+  GptModel model(f.config, 1, {.backend = GetParam()});
   f.load(model);
   AdamWOptions options;
   options.beta1 = f.file.attr_double("adamw", "beta1");
@@ -166,7 +166,7 @@ TEST(GptModel, PresetsAndValidation) {
               ThrowsMessage<Error>(HasSubstr("width 32 must be divisible by heads 3")));
   EXPECT_THAT(([] { GptConfig config{64, 0, 2, 2, 32}; config.validate(); }),
               ThrowsMessage<Error>(HasSubstr("context_length must be > 0, got 0")));
-  EXPECT_THAT(([] { GptModel model(GptConfig{64, 16, 2, 2, 32}, 0, Backend::Cuda); }),
+  EXPECT_THAT(([] { GptModel model(GptConfig{64, 16, 2, 2, 32}, 0, {.backend = Backend::Cuda}); }),
               ThrowsMessage<Error>(HasSubstr("has no cuda implementation")));
 }
 

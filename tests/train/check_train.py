@@ -9,7 +9,10 @@
         identical to an uninterrupted run: final parameters and every logged loss;
     check_train.py LOWCOMM MPIEXEC WORKDIR nonfinite
         a diverging run stops with exit 3, names the step, and leaves a checkpoint; with
-        train.nonfinite = skip it finishes.
+        train.nonfinite = skip it finishes;
+    check_train.py LOWCOMM MPIEXEC WORKDIR backends STRATEGY
+        compute.backend = reference (the plain kernels, model and compressors) trains as the
+        optimised cpu backend does, to float rounding, and a backend this build lacks is refused.
 Reads the HDF5 files with h5py only (no lowcomm), as a researcher would.
 """
 import math
@@ -132,4 +135,20 @@ def nonfinite():
     print("nonfinite: stop exits 3 with a checkpoint; skip finishes")
 
 
-{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite}[MODE]()
+def backends(strategy):
+    run = ["--force", "--set", "train.steps=4", "--set", "train.eval_every=0", *STRATEGY[strategy]]
+    losses = {}
+    for backend in ("reference", "cpu"):
+        out = os.path.join(WORK, f"backend-{backend}-{strategy}")
+        train(out, *run, "--set", f"compute.backend={backend}")
+        with h5py.File(os.path.join(out, "log.h5"), "r") as f:
+            losses[backend] = f["steps/loss"][:]
+    assert np.allclose(losses["reference"], losses["cpu"], rtol=1e-4, atol=0), losses
+    refused = train(os.path.join(WORK, "backend-cuda"), *run, "--set", "compute.backend=cuda", check=False)
+    text = refused.stdout + refused.stderr
+    assert refused.returncode == 2 and "compute.backend" in text and "reference" in text, (refused.returncode, text)
+    print(f"{strategy}: reference and cpu backends agree on every loss {losses['cpu']}; cuda refused")
+
+
+{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite,
+ "backends": lambda: backends(ARGS[0])}[MODE]()

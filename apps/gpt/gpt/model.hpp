@@ -20,16 +20,15 @@
 #include "gpt/activations.hpp"
 #include "gpt/config.hpp"
 #include "gpt/parameters.hpp"
-#include "lowcomm/kernels/backend.hpp"
+#include "lowcomm/core/execution_context.hpp"
 
 namespace lowcomm::gpt {
 
 class GptModel {
  public:
-  // Validates config and initialises the parameters from seed (gpt/init.hpp). Backend::Reference
-  // runs the plain reference kernels (slow; for tests), Backend::Cpu the optimised ones.
-  explicit GptModel(GptConfig config, std::uint64_t seed = 0,
-                    kernels::Backend backend = kernels::Backend::Cpu);
+  // Validates config and initialises the parameters from seed (gpt/init.hpp). The kernels run on
+  // execution.backend: Reference runs the plain loops (slow; for tests), Cpu the optimised ones.
+  explicit GptModel(GptConfig config, std::uint64_t seed = 0, ExecutionContext execution = {});
   GptModel(const GptModel&) = delete;  // the spans point into this object's buffers
   GptModel& operator=(const GptModel&) = delete;
 

@@ -24,10 +24,11 @@ struct SyncReport {
 class CompressedAllReduce {
  public:
   // bucket_bytes is the fusion cap for Granularity::Bucket (a tensor larger than it is a bucket
-  // of its own). Throws ConfigError when the compressor does not support the granularity.
+  // of its own); `execution` reaches the compressor in every UnitContext. Throws ConfigError when
+  // the compressor does not support the granularity.
   CompressedAllReduce(Communicator& comm, std::unique_ptr<Compressor> compressor,
                       std::vector<TensorInfo> tensors, Granularity granularity,
-                      std::uint64_t bucket_bytes, std::uint64_t shared_seed);
+                      std::uint64_t bucket_bytes, std::uint64_t shared_seed, ExecutionContext execution);
 
   // gradients[i] and aggregates[i] belong to tensors[i]; aggregates receive the mean over ranks
   // as the compressor reconstructs it. Collective: every rank calls it with the same step.
@@ -54,7 +55,9 @@ class CompressedAllReduce {
   std::unique_ptr<Compressor> compressor_;
   std::vector<TensorInfo> tensors_;
   std::vector<Unit> units_;
+  std::vector<UnitScratch> scratch_;  // one per unit, handed to each of its compressor calls
   std::uint64_t shared_seed_;
+  ExecutionContext execution_;
 };
 
 }  // namespace lowcomm

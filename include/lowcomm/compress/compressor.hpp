@@ -1,10 +1,12 @@
 #pragma once
 // The Compressor plug-in interface. A compressor turns one unit of local gradient into messages
 // the library exchanges, and the exchanged results into the aggregated gradient: the mean over
-// ranks, as the compression reconstructs it. It declares how its payloads combine, keeps its own
-// state keyed by the unit id, and reports what it transmitted so that error feedback (a reusable
-// wrapper, error_feedback.hpp) works for every compressor. docs/plugins.md walks through writing
-// one.
+// ranks, as the compression reconstructs it. It declares how its payloads combine, hands what
+// its later calls of a step need to itself through the unit's UnitScratch (unit_scratch.hpp),
+// keeps state that outlives a step (warm-start factors) keyed by the unit id, and reports what
+// it transmitted so that error feedback (a reusable wrapper, error_feedback.hpp) works for every
+// compressor. This header with registry.hpp (the registration) is all a plug-in includes;
+// docs/plugins.md walks through writing one.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -14,6 +16,7 @@
 #include "lowcomm/compress/message.hpp"
 #include "lowcomm/compress/state_dict.hpp"
 #include "lowcomm/compress/unit.hpp"
+#include "lowcomm/compress/unit_scratch.hpp"
 
 namespace lowcomm {
 
@@ -45,21 +48,27 @@ class Compressor {
   // tensor's own shape, so they only accept PerTensor).
   virtual bool supports(Granularity granularity) const = 0;
 
+  // One unit's step, in this order: encode, then decode once per round until it returns nullopt,
+  // then (error feedback) transmitted. All calls of the unit get the same `scratch`; encode puts
+  // in it what the others need (it holds last step's value on entry, for reusing buffers).
+
   // Round 0: the message for this rank's gradient of one unit.
-  virtual Message encode(const UnitContext& unit, std::span<const float> gradient) = 0;
+  virtual Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) = 0;
 
   // The result of round `round`'s exchange. Returns the next round's message, or writes the
-  // aggregated gradient of the unit into `aggregate` (unit.numel() values) and returns nullopt.
+  // aggregated gradient of the unit into `aggregate` and returns nullopt. `aggregate` holds
+  // unit.numel() values whose contents on entry are unspecified: decode writes every one.
   // `received` may come from other ranks: a malformed payload must throw lowcomm::Error, never
   // read or write out of bounds.
   virtual std::optional<Message> decode(const UnitContext& unit, int round, const Received& received,
-                                        std::span<float> aggregate) = 0;
+                                        UnitScratch& scratch, std::span<float> aggregate) = 0;
 
   // After the unit's last decode: the part of this rank's `input` (the gradient given to encode)
   // that the exchange carried, in gradient units (top-k: the selected entries, zeros elsewhere;
   // quantisation: the dequantised values; PowerSGD, as its paper code: the aggregated
-  // reconstruction). Error feedback keeps input − transmitted for the next step.
-  virtual void transmitted(const UnitContext& unit, std::span<const float> input,
+  // reconstruction), written to every element of `out`. Error feedback keeps input − transmitted
+  // for the next step.
+  virtual void transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
                            std::span<float> out) const = 0;
 
   // The exact payload size of round `round` for this unit when it is fixed (top-k with a fixed k,
@@ -68,7 +77,7 @@ class Compressor {
   virtual std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int round) const = 0;
 
   // State that must survive a checkpoint (warm-start factors, ...), under keys that begin with
-  // `prefix`. Scratch kept between encode and decode of one step is not state.
+  // `prefix`. What the UnitScratch carries within a step is not state.
   virtual void save_state(StateDict& state, std::string_view prefix) const;
   virtual void load_state(const StateDict& state, std::string_view prefix);
 };

@@ -23,10 +23,10 @@ class ErrorFeedback final : public Compressor {
 
   Aggregation aggregation() const override { return inner_->aggregation(); }
   bool supports(Granularity granularity) const override { return inner_->supports(granularity); }
-  Message encode(const UnitContext& unit, std::span<const float> gradient) override;
+  Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override;
   std::optional<Message> decode(const UnitContext& unit, int round, const Received& received,
-                                std::span<float> aggregate) override;
-  void transmitted(const UnitContext& unit, std::span<const float> input,
+                                UnitScratch& scratch, std::span<float> aggregate) override;
+  void transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
                    std::span<float> out) const override;
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int round) const override;
   void save_state(StateDict& state, std::string_view prefix) const override;
@@ -37,13 +37,14 @@ class ErrorFeedback final : public Compressor {
   std::span<const float> residual(std::uint32_t unit_id) const;
 
  private:
-  struct UnitState {
-    std::vector<float> residual;   // carried to the next step
-    std::vector<float> corrected;  // this step's gradient + residual, until decode finishes
+  // A unit's step: the corrected gradient the inner compressor encoded, and the inner's scratch.
+  struct Corrected {
+    std::vector<float> values;  // gradient + (decayed) residual
+    UnitScratch inner;
   };
   std::unique_ptr<Compressor> inner_;
   float decay_;
-  std::map<std::uint32_t, UnitState> units_;
+  std::map<std::uint32_t, std::vector<float>> residuals_;  // carried to the next step: state
 };
 
 }  // namespace lowcomm

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "lowcomm/core/execution_context.hpp"
+
 namespace lowcomm {
 
 // A named parameter tensor of the model, as the synchronising layer sees it.
@@ -26,6 +28,7 @@ struct UnitContext {
   int rank = 0;
   int world_size = 1;
   std::uint64_t shared_seed = 0;         // the run's seed, the same on every rank
+  ExecutionContext execution;            // where the compressor's kernels compute
   std::int64_t numel() const;
 };
 

@@ -24,6 +24,7 @@ struct StrategySetup {
   std::vector<TensorInfo> tensors;  // the model's parameters, in step() order
   const Config& config;             // the resolved run configuration (all sections)
   std::uint64_t seed = 0;           // the run's seed, identical on every rank
+  ExecutionContext execution;       // where it computes (compute.*, config/compute_config.hpp)
 };
 
 struct StrategyInfo {
@@ -56,7 +57,7 @@ class StrategyRegistry {
 };
 
 // Adds every key a training run's strategy may read: strategy.*, optimizer.* (default
-// `default_optimizer`) and compressor.*.
+// `default_optimizer`), compressor.* and compute.*.
 void add_strategy_keys(ConfigSchema& schema, std::string_view default_optimizer = "adamw");
 
 struct RegisterStrategy {

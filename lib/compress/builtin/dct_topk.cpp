@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 
 #include "builtins.hpp"
 #include "lowcomm/error.hpp"
@@ -25,7 +24,6 @@ namespace lowcomm::builtin {
 
 namespace {
 
-using kernels::Backend;
 using kernels::BlockLayout;
 using kernels::IndexWidth;
 
@@ -38,27 +36,27 @@ class DctTopK final : public Compressor {
   Aggregation aggregation() const override { return Aggregation::Gathered; }
   bool supports(Granularity granularity) const override { return granularity == Granularity::PerTensor; }
 
-  Message encode(const UnitContext& unit, std::span<const float> gradient) override {
+  Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override {
     const Plan plan = plan_of(unit);
     std::vector<float> coefficients(gradient.size());
-    kernels::dct_encode_blocks(Backend::Cpu, plan.layout, gradient, coefficients);
-    Selection& selection = selections_[unit.unit_id];
+    kernels::dct_encode_blocks(unit.execution.backend, plan.layout, gradient, coefficients);
+    Selection& selection = scratch.get_or_create<Selection>();
     selection.indices.resize(plan.selected());
     selection.values.resize(plan.selected());
-    kernels::topk_per_block(Backend::Cpu, coefficients, plan.layout.block_size(), plan.k, selection.indices,
+    kernels::topk_per_block(unit.execution.backend, coefficients, plan.layout.block_size(), plan.k, selection.indices,
                             selection.values);
     std::vector<std::byte> payload(plan.payload_bytes());
     const auto [index_part, value_part] = split(std::span(payload), plan);
-    kernels::pack_indices(Backend::Cpu, selection.indices, plan.index_width, index_part);
+    kernels::pack_indices(unit.execution.backend, selection.indices, plan.index_width, index_part);
     if (format_ == WireFormat::CompactOneBit) {
-      kernels::pack_signs(Backend::Cpu, selection.values, value_part);
+      kernels::pack_signs(unit.execution.backend, selection.values, value_part);
     } else {
       kernels::encode_values(selection.values, kernels::ValueType::F32, value_part);
     }
     return Message::gather(std::move(payload));
   }
 
-  std::optional<Message> decode(const UnitContext& unit, int, const Received& received,
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch&,
                                 std::span<float> aggregate) override {
     const Plan plan = plan_of(unit);
     const std::size_t per_rank = plan.selected();
@@ -73,30 +71,31 @@ class DctTopK final : public Compressor {
       const auto [index_part, value_part] = split(payload, plan);
       const std::span<std::int64_t> indices = std::span(flat).subspan(w * per_rank, per_rank);
       const std::span<float> rank_values = std::span(values).subspan(w * per_rank, per_rank);
-      kernels::unpack_indices(Backend::Cpu, index_part, plan.index_width,
+      kernels::unpack_indices(unit.execution.backend, index_part, plan.index_width,
                               static_cast<std::uint64_t>(plan.layout.block_size()), indices);
       if (format_ == WireFormat::CompactOneBit) {
-        kernels::unpack_signs(Backend::Cpu, value_part, rank_values);
+        kernels::unpack_signs(unit.execution.backend, value_part, rank_values);
       } else {
         kernels::decode_values(value_part, kernels::ValueType::F32, rank_values);
       }
       to_flat(indices, plan);
     }
     std::vector<float> coefficients(aggregate.size());
-    kernels::scatter_mean(Backend::Cpu, flat, values, coefficients);
-    kernels::dct_decode_blocks(Backend::Cpu, plan.layout, coefficients, aggregate);
+    kernels::scatter_mean(unit.execution.backend, flat, values, coefficients);
+    kernels::dct_decode_blocks(unit.execution.backend, plan.layout, coefficients, aggregate);
     return std::nullopt;
   }
 
   // IDCT(scatter(own indices, own unquantised values)): what DeMo removes from its momentum.
-  void transmitted(const UnitContext& unit, std::span<const float>, std::span<float> out) const override {
+  void transmitted(const UnitContext& unit, std::span<const float>, const UnitScratch& scratch,
+                   std::span<float> out) const override {
     const Plan plan = plan_of(unit);
-    const Selection& selection = selections_.at(unit.unit_id);
+    const Selection& selection = scratch.get<Selection>();
     std::vector<std::int64_t> flat = selection.indices;
     to_flat(flat, plan);
     std::vector<float> coefficients(out.size(), 0.0f);
-    kernels::scatter_add(Backend::Cpu, flat, selection.values, coefficients);
-    kernels::dct_decode_blocks(Backend::Cpu, plan.layout, coefficients, out);
+    kernels::scatter_add(unit.execution.backend, flat, selection.values, coefficients);
+    kernels::dct_decode_blocks(unit.execution.backend, plan.layout, coefficients, out);
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
@@ -145,7 +144,6 @@ class DctTopK final : public Compressor {
   std::int64_t k_;
   std::int64_t chunk_;
   WireFormat format_;
-  std::map<std::uint32_t, Selection> selections_;  // this step's, per unit
 };
 
 }  // namespace

@@ -22,11 +22,11 @@ class NoCompression final : public Compressor {
   Aggregation aggregation() const override { return Aggregation::Summable; }
   bool supports(Granularity) const override { return true; }
 
-  Message encode(const UnitContext&, std::span<const float> gradient) override {
+  Message encode(const UnitContext&, std::span<const float> gradient, UnitScratch&) override {
     return Message::sum({gradient.begin(), gradient.end()}, wire_);
   }
 
-  std::optional<Message> decode(const UnitContext& unit, int, const Received& received,
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch&,
                                 std::span<float> aggregate) override {
     if (received.sum.size() != aggregate.size()) {
       throw Error(fmt::format("none: unit '{}' received {} values, expected {}", unit.name, received.sum.size(),
@@ -39,7 +39,8 @@ class NoCompression final : public Compressor {
   }
 
   // The input as it went on the wire (rounded to fp16/bf16 when those travel).
-  void transmitted(const UnitContext&, std::span<const float> input, std::span<float> out) const override {
+  void transmitted(const UnitContext&, std::span<const float> input, const UnitScratch&,
+                   std::span<float> out) const override {
     std::vector<std::byte> wire(input.size() * kernels::value_bytes(wire_));
     kernels::encode_values(input, wire_, wire);
     kernels::decode_values(wire, wire_, out);

@@ -27,7 +27,6 @@ namespace lowcomm::builtin {
 
 namespace {
 
-using kernels::Backend;
 
 struct Shape {
   std::int64_t n = 0, m = 0, r = 0;  // r: the effective rank r'
@@ -48,20 +47,20 @@ class PowerSgd final : public Compressor {
   Aggregation aggregation() const override { return Aggregation::MultiRound; }
   bool supports(Granularity granularity) const override { return granularity == Granularity::PerTensor; }
 
-  Message encode(const UnitContext& unit, std::span<const float> gradient) override {
+  Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override {
     const Shape s = shape_of(unit);
     if (s.dense()) return Message::sum({gradient.begin(), gradient.end()});
-    Scratch& scratch = scratch_[unit.unit_id];
-    scratch.input.assign(gradient.begin(), gradient.end());
+    Factors& factors = scratch.get_or_create<Factors>();
+    factors.input.assign(gradient.begin(), gradient.end());
     std::vector<float>& q = warm_start(unit, s);
-    if (options_.orthogonalize_q) kernels::orthonormalize_columns(Backend::Cpu, q, s.m, s.r);
+    if (options_.orthogonalize_q) kernels::orthonormalize_columns(unit.execution.backend, q, s.m, s.r);
     std::vector<float> p(static_cast<std::size_t>(s.n * s.r));
-    kernels::gemm(Backend::Cpu, false, false, s.n, s.r, s.m, 1.0f, gradient, q, 0.0f, p);
+    kernels::gemm(unit.execution.backend, false, false, s.n, s.r, s.m, 1.0f, gradient, q, 0.0f, p);
     return Message::sum(std::move(p));
   }
 
   std::optional<Message> decode(const UnitContext& unit, int round, const Received& received,
-                                std::span<float> aggregate) override {
+                                UnitScratch& scratch, std::span<float> aggregate) override {
     const Shape s = shape_of(unit);
     const float ranks = static_cast<float>(unit.world_size);
     if (s.dense()) {
@@ -69,29 +68,30 @@ class PowerSgd final : public Compressor {
       for (std::size_t i = 0; i < aggregate.size(); ++i) aggregate[i] = received.sum[i] / ranks;
       return std::nullopt;
     }
-    Scratch& scratch = scratch_.at(unit.unit_id);
+    Factors& factors = scratch.get<Factors>();
     if (round == 0) {
       check_size(unit, received.sum.size(), static_cast<std::size_t>(s.n * s.r));
-      scratch.p_hat.assign(received.sum.begin(), received.sum.end());
-      kernels::orthonormalize_columns(Backend::Cpu, scratch.p_hat, s.n, s.r);
+      factors.p_hat.assign(received.sum.begin(), received.sum.end());
+      kernels::orthonormalize_columns(unit.execution.backend, factors.p_hat, s.n, s.r);
       std::vector<float> q(static_cast<std::size_t>(s.m * s.r));
-      kernels::gemm(Backend::Cpu, true, false, s.m, s.r, s.n, 1.0f, scratch.input, scratch.p_hat, 0.0f, q);
+      kernels::gemm(unit.execution.backend, true, false, s.m, s.r, s.n, 1.0f, factors.input, factors.p_hat, 0.0f, q);
       return Message::sum(std::move(q));
     }
     check_size(unit, received.sum.size(), static_cast<std::size_t>(s.m * s.r));
     std::vector<float>& q = q_.at(unit.unit_id);
     for (std::size_t i = 0; i < q.size(); ++i) q[i] = received.sum[i] / ranks;  // kept: warm start
-    reconstruct(s, scratch.p_hat, q, aggregate);
+    reconstruct(unit, s, factors.p_hat, q, aggregate);
     return std::nullopt;
   }
 
-  void transmitted(const UnitContext& unit, std::span<const float> input, std::span<float> out) const override {
+  void transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
+                   std::span<float> out) const override {
     const Shape s = shape_of(unit);
     if (s.dense()) {
       std::copy(input.begin(), input.end(), out.begin());  // sent exactly: no error to keep
       return;
     }
-    reconstruct(s, scratch_.at(unit.unit_id).p_hat, q_.at(unit.unit_id), out);
+    reconstruct(unit, s, scratch.get<Factors>().p_hat, q_.at(unit.unit_id), out);
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int round) const override {
@@ -114,7 +114,7 @@ class PowerSgd final : public Compressor {
   }
 
  private:
-  struct Scratch {
+  struct Factors {              // this step's, from encode to transmitted
     std::vector<float> input;  // M of this step, needed again for Q = Mᵀ P̂
     std::vector<float> p_hat;
   };
@@ -150,9 +150,9 @@ class PowerSgd final : public Compressor {
     return q;
   }
 
-  static void reconstruct(const Shape& s, std::span<const float> p_hat, std::span<const float> q,
-                          std::span<float> out) {
-    kernels::gemm(Backend::Cpu, false, true, s.n, s.m, s.r, 1.0f, p_hat, q, 0.0f, out);
+  static void reconstruct(const UnitContext& unit, const Shape& s, std::span<const float> p_hat,
+                          std::span<const float> q, std::span<float> out) {
+    kernels::gemm(unit.execution.backend, false, true, s.n, s.m, s.r, 1.0f, p_hat, q, 0.0f, out);
   }
 
   static void check_size(const UnitContext& unit, std::size_t got, std::size_t expected) {
@@ -163,7 +163,6 @@ class PowerSgd final : public Compressor {
 
   Options options_;
   std::map<std::uint32_t, std::vector<float>> q_;  // warm-start factors: state
-  std::map<std::uint32_t, Scratch> scratch_;       // this step's, per unit
 };
 
 }  // namespace

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 
 #include "builtins.hpp"
 #include "lowcomm/error.hpp"
@@ -18,7 +17,6 @@ namespace lowcomm::builtin {
 
 namespace {
 
-using kernels::Backend;
 using kernels::Rounding;
 
 class Quantize final : public Compressor {
@@ -29,7 +27,7 @@ class Quantize final : public Compressor {
   Aggregation aggregation() const override { return Aggregation::Gathered; }
   bool supports(Granularity) const override { return true; }
 
-  Message encode(const UnitContext& unit, std::span<const float> gradient) override {
+  Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override {
     const Layout layout = layout_of(unit);
     std::vector<std::byte> payload(layout.bytes());
     // Each rank draws its own rounding noise, reproducibly.
@@ -37,14 +35,14 @@ class Quantize final : public Compressor {
                                SharedRandom(unit.shared_seed, unit.rank, ~std::uint64_t{0}).next();
     const auto scales = std::span(payload).first(layout.scale_bytes());
     std::vector<float> scale_values(layout.groups);
-    kernels::quantize(Backend::Cpu, gradient, layout.group, bits_, rounding_, seed,
+    kernels::quantize(unit.execution.backend, gradient, layout.group, bits_, rounding_, seed,
                       std::span(payload).subspan(layout.scale_bytes()), scale_values);
     std::memcpy(scales.data(), scale_values.data(), scales.size());
-    sent_[unit.unit_id] = payload;
+    scratch.get_or_create<OwnPayload>().bytes = payload;
     return Message::gather(std::move(payload));
   }
 
-  std::optional<Message> decode(const UnitContext& unit, int, const Received& received,
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch&,
                                 std::span<float> aggregate) override {
     std::fill(aggregate.begin(), aggregate.end(), 0.0f);
     std::vector<float> values(aggregate.size());
@@ -57,8 +55,9 @@ class Quantize final : public Compressor {
     return std::nullopt;
   }
 
-  void transmitted(const UnitContext& unit, std::span<const float>, std::span<float> out) const override {
-    dequantize(unit, sent_.at(unit.unit_id), out, static_cast<std::size_t>(unit.rank));
+  void transmitted(const UnitContext& unit, std::span<const float>, const UnitScratch& scratch,
+                   std::span<float> out) const override {
+    dequantize(unit, scratch.get<OwnPayload>().bytes, out, static_cast<std::size_t>(unit.rank));
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
@@ -66,6 +65,9 @@ class Quantize final : public Compressor {
   }
 
  private:
+  struct OwnPayload {
+    std::vector<std::byte> bytes;  // what this rank sent: transmitted() dequantises it
+  };
   struct Layout {
     std::size_t count, group, groups, code_bytes;
     std::size_t scale_bytes() const { return groups * sizeof(float); }
@@ -89,13 +91,12 @@ class Quantize final : public Compressor {
     }
     std::vector<float> scales(layout.groups);
     std::memcpy(scales.data(), payload.data(), layout.scale_bytes());
-    kernels::dequantize(Backend::Cpu, payload.subspan(layout.scale_bytes()), scales, layout.group, bits_, out);
+    kernels::dequantize(unit.execution.backend, payload.subspan(layout.scale_bytes()), scales, layout.group, bits_, out);
   }
 
   int bits_;
   std::optional<std::int64_t> group_size_;
   Rounding rounding_;
-  std::map<std::uint32_t, std::vector<std::byte>> sent_;  // this step's own payload, per unit
 };
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <unordered_set>
 
 #include "builtins.hpp"
@@ -21,16 +20,16 @@ class RandomK final : public Compressor {
   Aggregation aggregation() const override { return Aggregation::Summable; }
   bool supports(Granularity) const override { return true; }
 
-  Message encode(const UnitContext& unit, std::span<const float> gradient) override {
-    const std::vector<std::int64_t>& chosen = choose(unit);
+  Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override {
+    const std::vector<std::int64_t>& chosen = choose(unit, scratch.get_or_create<Chosen>().indices);
     std::vector<float> values(chosen.size());
     for (std::size_t i = 0; i < chosen.size(); ++i) values[i] = gradient[static_cast<std::size_t>(chosen[i])];
     return Message::sum(std::move(values));
   }
 
-  std::optional<Message> decode(const UnitContext& unit, int, const Received& received,
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch& scratch,
                                 std::span<float> aggregate) override {
-    const std::vector<std::int64_t>& chosen = chosen_.at(unit.unit_id);
+    const std::vector<std::int64_t>& chosen = scratch.get<Chosen>().indices;
     if (received.sum.size() != chosen.size()) {
       throw Error(fmt::format("randomk: unit '{}' received {} values for {} coordinates", unit.name,
                               received.sum.size(), chosen.size()));
@@ -43,9 +42,10 @@ class RandomK final : public Compressor {
     return std::nullopt;
   }
 
-  void transmitted(const UnitContext& unit, std::span<const float> input, std::span<float> out) const override {
+  void transmitted(const UnitContext&, std::span<const float> input, const UnitScratch& scratch,
+                   std::span<float> out) const override {
     std::fill(out.begin(), out.end(), 0.0f);
-    for (std::int64_t i : chosen_.at(unit.unit_id)) out[static_cast<std::size_t>(i)] = input[static_cast<std::size_t>(i)];
+    for (std::int64_t i : scratch.get<Chosen>().indices) out[static_cast<std::size_t>(i)] = input[static_cast<std::size_t>(i)];
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
@@ -53,13 +53,17 @@ class RandomK final : public Compressor {
   }
 
  private:
+  struct Chosen {
+    std::vector<std::int64_t> indices;  // this step's coordinates, increasing
+  };
+
   std::int64_t count(std::int64_t n) const {
     const std::int64_t k = k_ ? *k_ : static_cast<std::int64_t>(ratio_ * static_cast<double>(n));
     return std::clamp<std::int64_t>(k, 1, std::max<std::int64_t>(n, 1));
   }
 
   // Floyd's sampling of k distinct indices out of n, in increasing order: O(k), not O(n).
-  const std::vector<std::int64_t>& choose(const UnitContext& unit) {
+  const std::vector<std::int64_t>& choose(const UnitContext& unit, std::vector<std::int64_t>& chosen) const {
     const std::int64_t n = unit.numel();
     const std::int64_t k = count(n);
     SharedRandom random(unit.shared_seed, unit.step, unit.unit_id);
@@ -69,7 +73,6 @@ class RandomK final : public Compressor {
       const auto t = static_cast<std::int64_t>(random.below_or_equal(static_cast<std::uint64_t>(j)));
       picked.insert(picked.contains(t) ? j : t);
     }
-    std::vector<std::int64_t>& chosen = chosen_[unit.unit_id];
     chosen.assign(picked.begin(), picked.end());
     std::sort(chosen.begin(), chosen.end());
     return chosen;
@@ -77,7 +80,6 @@ class RandomK final : public Compressor {
 
   double ratio_;
   std::optional<std::int64_t> k_;
-  std::map<std::uint32_t, std::vector<std::int64_t>> chosen_;  // this step's choice per unit
 };
 
 }  // namespace

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 
 #include "builtins.hpp"
 #include "lowcomm/error.hpp"
@@ -17,7 +16,6 @@ namespace lowcomm::builtin {
 
 namespace {
 
-using kernels::Backend;
 using kernels::IndexWidth;
 using WireType = kernels::ValueType;
 
@@ -29,23 +27,23 @@ class TopK final : public Compressor {
   Aggregation aggregation() const override { return Aggregation::Gathered; }
   bool supports(Granularity) const override { return true; }
 
-  Message encode(const UnitContext& unit, std::span<const float> gradient) override {
+  Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override {
     const auto k = static_cast<std::size_t>(count(unit.numel()));
-    Selection& selection = selections_[unit.unit_id];
+    Selection& selection = scratch.get_or_create<Selection>();
     selection.indices.resize(k);
     selection.values.resize(k);
-    kernels::topk_global(Backend::Cpu, gradient, static_cast<std::int64_t>(k), selection.indices, selection.values);
+    kernels::topk_global(unit.execution.backend, gradient, static_cast<std::int64_t>(k), selection.indices, selection.values);
     // What receivers will see: the values after the trip through the wire's value type.
     std::vector<std::byte> payload(payload_bytes(unit));
     const std::size_t index_bytes = kernels::packed_index_bytes(k, index_width(unit));
-    kernels::pack_indices(Backend::Cpu, selection.indices, index_width(unit),
+    kernels::pack_indices(unit.execution.backend, selection.indices, index_width(unit),
                           std::span(payload).first(index_bytes));
     kernels::encode_values(selection.values, value_type_, std::span(payload).subspan(index_bytes));
     kernels::decode_values(std::span<const std::byte>(payload).subspan(index_bytes), value_type_, selection.values);
     return Message::gather(std::move(payload));
   }
 
-  std::optional<Message> decode(const UnitContext& unit, int, const Received& received,
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch&,
                                 std::span<float> aggregate) override {
     const auto k = static_cast<std::size_t>(count(unit.numel()));
     const std::size_t index_bytes = kernels::packed_index_bytes(k, index_width(unit));
@@ -58,20 +56,21 @@ class TopK final : public Compressor {
         throw Error(fmt::format("topk: rank {} sent {} bytes for unit '{}', expected {}", w, payload.size(),
                                 unit.name, payload_bytes(unit)));
       }
-      kernels::unpack_indices(Backend::Cpu, payload.first(index_bytes), index_width(unit),
+      kernels::unpack_indices(unit.execution.backend, payload.first(index_bytes), index_width(unit),
                               static_cast<std::uint64_t>(unit.numel()), indices);
       kernels::decode_values(payload.subspan(index_bytes), value_type_, values);
-      kernels::scatter_add(Backend::Cpu, indices, values, aggregate);
+      kernels::scatter_add(unit.execution.backend, indices, values, aggregate);
     }
     const float ranks = static_cast<float>(unit.world_size);
     for (float& x : aggregate) x /= ranks;
     return std::nullopt;
   }
 
-  void transmitted(const UnitContext& unit, std::span<const float>, std::span<float> out) const override {
-    const Selection& selection = selections_.at(unit.unit_id);
+  void transmitted(const UnitContext& unit, std::span<const float>, const UnitScratch& scratch,
+                   std::span<float> out) const override {
+    const Selection& selection = scratch.get<Selection>();
     std::fill(out.begin(), out.end(), 0.0f);
-    kernels::scatter_add(Backend::Cpu, selection.indices, selection.values, out);
+    kernels::scatter_add(unit.execution.backend, selection.indices, selection.values, out);
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
@@ -101,7 +100,6 @@ class TopK final : public Compressor {
   std::optional<std::int64_t> k_;
   WireType value_type_;
   bool smallest_indices_;
-  std::map<std::uint32_t, Selection> selections_;  // this step's, per unit
 };
 
 WireType parse_value_type(const std::string& name) {

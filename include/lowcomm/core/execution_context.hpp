@@ -1,0 +1,27 @@
+#pragma once
+// Where and how a component computes: which kernel backend runs its hot loops (and, as device
+// backends arrive, in which memory space and on which stream). It is chosen once, from the
+// configuration's compute.backend (config/compute_config.hpp), and travels in the contexts the
+// components already receive: UnitContext for compressors, StrategySetup for strategies, the
+// model's constructor. No call site names a backend.
+#include <span>
+#include <string_view>
+
+#include "lowcomm/kernels/backend.hpp"
+
+namespace lowcomm {
+
+struct ExecutionContext {
+  // The default is the optimised CPU kernels; Reference runs the plain loops that define every
+  // kernel's result (slow: for checking a run against the ground truth).
+  kernels::Backend backend = kernels::Backend::Cpu;
+};
+
+// The backends this build computes with, in the order `lowcomm info` lists them.
+std::span<const kernels::Backend> available_backends();
+
+// The available backend called `name` (to_string's spelling). Throws ConfigError naming the
+// available ones otherwise.
+kernels::Backend backend_named(std::string_view name);
+
+}  // namespace lowcomm
