@@ -47,17 +47,7 @@ std::size_t ParameterLayout::index(std::string_view name) const {
 }
 
 std::vector<std::span<float>> ParameterLayout::spans(std::span<float> buffer) const {
-  if (buffer.size() != static_cast<std::uint64_t>(total_)) {
-    throw Error(fmt::format("ParameterLayout: buffer holds {} floats, the layout needs {}",
-                            buffer.size(), total_));
-  }
-  std::vector<std::span<float>> out;
-  out.reserve(tensors_.size());
-  for (std::size_t i = 0; i < tensors_.size(); ++i) {
-    out.push_back(buffer.subspan(static_cast<std::size_t>(offsets_[i]),
-                                 static_cast<std::size_t>(tensors_[i].numel())));
-  }
-  return out;
+  return tensor_views(buffer, tensors_);
 }
 
 }  // namespace lowcomm::gpt

@@ -23,6 +23,7 @@
 
 #include "commands.hpp"
 #include "gpt/model.hpp"
+#include "lowcomm/core/timing.hpp"
 #include "lowcomm/kernels/linear.hpp"
 #include "lowcomm/optim/adamw.hpp"
 
@@ -39,16 +40,12 @@ struct BenchModelArguments {
   int warmup = 2;
 };
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // GFLOP/s of the linear kernel (on Cpu: OpenBLAS sgemm where the build has it) on n × n × n, best of five.
 double measure_linear_sgemm_gflops(const ExecutionContext& execution, std::int64_t n) {
   std::vector<float> a(static_cast<std::size_t>(n * n), 0.5f), w(a.size(), 0.25f), c(a.size());
   double best = std::numeric_limits<double>::infinity();
   for (int i = 0; i < 6; ++i) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = SteadyClock::now();
     kernels::linear_forward(execution.backend, c, a, w, {}, n, n, n);
     if (i > 0) best = std::min(best, seconds_since(start));  // the first call warms up the pool
   }
@@ -80,7 +77,7 @@ void run(const BenchModelArguments& args) {
   double best = std::numeric_limits<double>::infinity(), total = 0, model_s = 0, optimizer_s = 0;
   float loss = 0;
   for (int step = 0; step < args.warmup + args.steps; ++step) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = SteadyClock::now();
     loss = model.forward_backward(tokens, targets, args.batch, args.seq);
     const double forward_backward = seconds_since(start);
     optimizer.step(model.parameter_spans(), model.gradient_views(), 1e-4);

@@ -106,16 +106,6 @@ std::vector<std::int64_t> dense_bytes_sent(const CommunicatorOptions& options, i
   return sent;
 }
 
-std::vector<std::span<float>> views(std::vector<float>& flat, std::span<const TensorInfo> tensors) {
-  std::vector<std::span<float>> spans;
-  std::size_t offset = 0;
-  for (const TensorInfo& t : tensors) {
-    spans.push_back(std::span(flat).subspan(offset, static_cast<std::size_t>(t.numel())));
-    offset += static_cast<std::size_t>(t.numel());
-  }
-  return spans;
-}
-
 int run(const ReplayArguments& arguments) {
   return run_with_mpi([&](MpiSession& mpi) {
     const ConfigSchema schema = replay_schema();
@@ -150,12 +140,8 @@ int run(const ReplayArguments& arguments) {
       }
     });
 
-    std::vector<TensorInfo> tensors;
-    std::int64_t total = 0;
-    for (const TraceTensor& t : trace->tensors()) {
-      tensors.push_back({t.name, t.shape});
-      total += t.numel();
-    }
+    const std::vector<TensorInfo>& tensors = trace->tensors();
+    const std::int64_t total = total_numel(tensors);
     const auto n = static_cast<std::size_t>(total);
 
     std::optional<Communicator> comm;
@@ -175,8 +161,8 @@ int run(const ReplayArguments& arguments) {
     });
 
     std::vector<float> params(n), grads(n), update(n), mean(n), received;
-    const std::vector<std::span<float>> param_views = views(params, tensors);
-    const std::vector<std::span<float>> grad_views = views(grads, tensors);
+    const std::vector<std::span<float>> param_views = tensor_views(std::span(params), tensors);
+    const std::vector<std::span<float>> grad_views = tensor_views(std::span(grads), tensors);
     const std::vector<std::span<const float>> grad_inputs(grad_views.begin(), grad_views.end());
     agree_on_failure(MPI_COMM_WORLD, [&] {
       for (std::size_t t = 0; t < tensors.size(); ++t) {

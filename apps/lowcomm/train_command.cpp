@@ -201,11 +201,9 @@ class Trainer {
   void open_trace() {
     if (arguments_.record_trace.empty()) return;
     on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
-      std::vector<TraceTensor> tensors;
-      for (const TensorInfo& t : model_->tensors()) tensors.push_back({t.name, t.shape});
       const std::span<const std::span<float>> params = model_->parameter_spans();
       const std::vector<std::span<const float>> initial(params.begin(), params.end());
-      trace_.emplace(arguments_.record_trace, mpi_.size(), tensors, initial);
+      trace_.emplace(arguments_.record_trace, mpi_.size(), model_->tensors(), initial);
     });
   }
 
@@ -378,14 +376,8 @@ class Trainer {
     const std::int64_t row = trace_->add_step();
     for (int r = 0; r < mpi_.size(); ++r) {
       if (r != 0) MPI_Recv(other.data(), count, MPI_FLOAT, r, 1, raw_, MPI_STATUS_IGNORE);
-      std::span<const float> flat = r == 0 ? mine : std::span<const float>(other);
-      std::vector<std::span<const float>> views;
-      std::size_t offset = 0;
-      for (const TensorInfo& t : model_->tensors()) {
-        views.push_back(flat.subspan(offset, static_cast<std::size_t>(t.numel())));
-        offset += static_cast<std::size_t>(t.numel());
-      }
-      trace_->write_gradients(row, r, views);
+      const std::span<const float> flat = r == 0 ? mine : std::span<const float>(other);
+      trace_->write_gradients(row, r, tensor_views(flat, model_->tensors()));
     }
   }
 

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "lowcomm/core/splitmix.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/quantize.hpp"
 
@@ -102,11 +103,7 @@ float scale_of(const Layout& layout, const float* x, std::size_t len, bool& bad)
 // The i-th uniform of a SplitMix64 stream seeded with `seed`, from the top 24 bits of its
 // output, so that it is exactly representable in float and strictly below 1.
 double uniform(std::uint64_t seed, std::size_t index) {
-  std::uint64_t z = seed + (static_cast<std::uint64_t>(index) + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 40) * 0x1.0p-24;
+  return static_cast<double>(splitmix64_at(seed, index) >> 40) * 0x1.0p-24;
 }
 
 unsigned encode(float x, float scale, const Layout& layout, Rounding rounding,

@@ -3,23 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 #include "gathered_frames.hpp"
+#include "lowcomm/core/timing.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-}  // namespace
 
 CompressedAllReduce::CompressedAllReduce(Communicator& comm, std::unique_ptr<Compressor> compressor,
                                          std::vector<TensorInfo> tensors, Granularity granularity,
@@ -126,7 +116,7 @@ SyncReport CompressedAllReduce::run(std::uint64_t step, std::span<const std::spa
     report.payload_bytes += message.wire_bytes();
   };
 
-  auto start = Clock::now();
+  auto start = SteadyClock::now();
   for (std::size_t u = 0; u < units_.size(); ++u) {
     messages[u] = compressor_->encode(context(units_[u], step), input_of(u), scratch_[u]);
     check_message(u, 0, *messages[u]);
@@ -141,7 +131,7 @@ SyncReport CompressedAllReduce::run(std::uint64_t step, std::span<const std::spa
     if (!any) break;
     exchange(messages, round, step, received, gathered_storage, summed);
     report.rounds = round + 1;
-    start = Clock::now();
+    start = SteadyClock::now();
     for (std::size_t u = 0; u < units_.size(); ++u) {
       if (!messages[u]) continue;
       const std::span<float> out = round == 0 || units_[u].tensors.size() == 1

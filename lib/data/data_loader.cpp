@@ -7,12 +7,10 @@
 #include <utility>
 
 #include "lowcomm/error.hpp"
-#include "splitmix.hpp"
+#include "lowcomm/core/splitmix.hpp"
 
 namespace lowcomm {
 
-using data_detail::mix_seed;
-using data_detail::uniform_below;
 
 namespace {
 

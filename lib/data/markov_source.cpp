@@ -6,13 +6,10 @@
 #include <cmath>
 
 #include "lowcomm/error.hpp"
-#include "splitmix.hpp"
+#include "lowcomm/core/splitmix.hpp"
 
 namespace lowcomm {
 
-using data_detail::mix_seed;
-using data_detail::uniform01;
-using data_detail::uniform_below;
 
 namespace {
 

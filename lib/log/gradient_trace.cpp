@@ -117,7 +117,7 @@ void transfer_slice(hid_t dataset, std::int64_t step, int rank, std::int64_t num
   }
 }
 
-void require_sizes(std::span<const TraceTensor> tensors, std::size_t spans,
+void require_sizes(std::span<const TensorInfo> tensors, std::size_t spans,
                    const auto& size_of, std::string_view what) {
   if (spans != tensors.size()) {
     throw TraceError(
@@ -133,11 +133,6 @@ void require_sizes(std::span<const TraceTensor> tensors, std::size_t spans,
 
 }  // namespace
 
-std::int64_t TraceTensor::numel() const {
-  std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
-  return n;
-}
 
 // ---- reader ----------------------------------------------------------------------------------
 
@@ -146,7 +141,7 @@ struct GradientTraceReader::State {
   Hdf5Id file_id;
   int world_size = 0;
   std::int64_t steps = 0;
-  std::vector<TraceTensor> tensors;
+  std::vector<TensorInfo> tensors;
   std::vector<Hdf5Id> params;  // one dataset per tensor, open for the whole replay
   std::vector<Hdf5Id> grads;
 };
@@ -200,7 +195,7 @@ GradientTraceReader::GradientTraceReader(const std::filesystem::path& file)
                        "cannot open " + param_name),
                  H5Dclose);
     require_float_data(param.get(), file, param_name);
-    TraceTensor tensor{name, dataset_shape(param.get(), file, param_name)};
+    TensorInfo tensor{name, dataset_shape(param.get(), file, param_name)};
     if (tensor.numel() == 0) fail(file, fmt::format("{} has no elements ({})", param_name,
                                                     shape_text(tensor.shape)));
     if (!std::ranges::binary_search(grad_names, name)) {
@@ -243,7 +238,7 @@ GradientTraceReader& GradientTraceReader::operator=(GradientTraceReader&&) noexc
 const std::filesystem::path& GradientTraceReader::path() const { return state_->file; }
 int GradientTraceReader::world_size() const { return state_->world_size; }
 std::int64_t GradientTraceReader::steps() const { return state_->steps; }
-const std::vector<TraceTensor>& GradientTraceReader::tensors() const { return state_->tensors; }
+const std::vector<TensorInfo>& GradientTraceReader::tensors() const { return state_->tensors; }
 
 void GradientTraceReader::read_initial_values(std::size_t tensor, std::span<float> out) const {
   const SilenceHdf5Errors silence;
@@ -283,12 +278,12 @@ struct GradientTraceWriter::State {
   Hdf5Id file_id;
   int world_size = 0;
   std::int64_t steps = 0;
-  std::vector<TraceTensor> tensors;
+  std::vector<TensorInfo> tensors;
   std::vector<Hdf5Id> grads;
 };
 
 GradientTraceWriter::GradientTraceWriter(const std::filesystem::path& file, int world_size,
-                                         std::vector<TraceTensor> tensors,
+                                         std::vector<TensorInfo> tensors,
                                          std::span<const std::span<const float>> initial_values)
     : state_(std::make_unique<State>()) {
   const SilenceHdf5Errors silence;
@@ -300,7 +295,7 @@ GradientTraceWriter::GradientTraceWriter(const std::filesystem::path& file, int 
   }
   if (tensors.empty()) throw TraceError("a trace needs at least one tensor");
   std::set<std::string> seen;
-  for (const TraceTensor& t : tensors) {
+  for (const TensorInfo& t : tensors) {
     if (t.name.empty() || t.name == "." || t.name.find('/') != std::string::npos) {
       throw TraceError(fmt::format("tensor name '{}' cannot name an HDF5 dataset: use a "
                                    "non-empty name without '/'", t.name));
@@ -325,7 +320,7 @@ GradientTraceWriter::GradientTraceWriter(const std::filesystem::path& file, int 
                                       H5P_DEFAULT), file, "cannot create /grads"),
                      H5Gclose);
   for (std::size_t i = 0; i < s.tensors.size(); ++i) {
-    const TraceTensor& t = s.tensors[i];
+    const TensorInfo& t = s.tensors[i];
     const std::vector<hsize_t> dims(t.shape.begin(), t.shape.end());
     const Hdf5Id space(check(dims.empty() ? H5Screate(H5S_SCALAR)
                                           : H5Screate_simple(static_cast<int>(dims.size()),

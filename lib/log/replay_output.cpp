@@ -115,7 +115,7 @@ struct ReplayOutput::State {
 };
 
 ReplayOutput::ReplayOutput(const std::filesystem::path& out,
-                           const std::vector<TraceTensor>& tensors, int world_size,
+                           const std::vector<TensorInfo>& tensors, int world_size,
                            std::int64_t steps, const ReplayOutputMetadata& metadata)
     : state_(std::make_unique<State>()) {
   const SilenceHdf5Errors silence;
@@ -133,7 +133,7 @@ ReplayOutput::ReplayOutput(const std::filesystem::path& out,
   const hid_t root = s.file.get();
   const auto w = static_cast<hsize_t>(world_size), rows = static_cast<hsize_t>(steps);
   std::vector<RowDataset> params;
-  for (const TraceTensor& t : tensors) {
+  for (const TensorInfo& t : tensors) {
     std::vector<hsize_t> dims{rows + 1, w};
     dims.insert(dims.end(), t.shape.begin(), t.shape.end());
     params.emplace_back(root, "params/" + t.name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT,
@@ -165,7 +165,7 @@ ReplayOutput::ReplayOutput(const std::filesystem::path& out,
   dense.write({}, metadata.dense_bytes_sent.data());
 
   std::vector<std::string> names;
-  for (const TraceTensor& t : tensors) names.push_back(t.name);
+  for (const TensorInfo& t : tensors) names.push_back(t.name);
   using log_detail::write_double_attribute, log_detail::write_int_attribute,
       log_detail::write_string_attribute, log_detail::write_strings_attribute;
   write_int_attribute(root, "format_version", kFormatVersion, file);

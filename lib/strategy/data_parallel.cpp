@@ -26,7 +26,7 @@ class DataParallel final : public Strategy {
     StrategyStepReport report;
     report.synchronized = true;
     report.sync = sync_->run(step, grads, aggregate_.views());
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = SteadyClock::now();
     optimizer_->step(params, aggregate_.const_views(), lr);
     report.update_s = seconds_since(start);
     return report;

@@ -105,7 +105,7 @@ class Demo final : public Strategy {
                           std::span<const std::span<const float>> grads) override {
     if (!(lr >= 0) || !std::isfinite(lr)) throw Error(fmt::format("demo: learning rate {} at step {}", lr, step));
     const auto eta = static_cast<float>(lr);
-    auto start = std::chrono::steady_clock::now();
+    auto start = SteadyClock::now();
     if (options_.weight_decay != 0.0) {
       const auto factor = static_cast<float>(1.0 - lr * options_.weight_decay);
       for (const std::span<float> x : params) {
@@ -123,7 +123,7 @@ class Demo final : public Strategy {
     report.synchronized = true;
     report.sync = sync_->run(step, scaled_.const_views(), aggregate_.views());
 
-    start = std::chrono::steady_clock::now();
+    start = SteadyClock::now();
     if (options_.stale) {
       if (has_pending_) apply_sign(params, pending_, eta);
       std::swap(pending_, aggregate_);

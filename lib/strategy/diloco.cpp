@@ -53,8 +53,7 @@ struct Fragment {
 // Splits the tensors into `count` contiguous groups of about equal element count.
 std::vector<std::pair<std::size_t, std::size_t>> partition(std::span<const TensorInfo> tensors,
                                                            std::int64_t count) {
-  std::int64_t total = 0;
-  for (const TensorInfo& t : tensors) total += t.numel();
+  const std::int64_t total = total_numel(tensors);
   std::vector<std::pair<std::size_t, std::size_t>> groups;
   std::size_t next = 0;
   std::int64_t seen = 0;
@@ -91,8 +90,7 @@ class Diloco final : public Strategy {
                          .seed = setup.seed,
                          .execution = setup.execution};
       fragment.sync = make_compressed_sync(part);
-      std::size_t n = 0;
-      for (const TensorInfo& t : part.tensors) n += static_cast<std::size_t>(t.numel());
+      const auto n = static_cast<std::size_t>(total_numel(part.tensors));
       fragment.anchor.assign(n, 0.0f);
       fragment.momentum.assign(n, 0.0f);
       fragment.delta.assign(n, 0.0f);
@@ -109,7 +107,7 @@ class Diloco final : public Strategy {
       anchored_ = true;
     }
     StrategyStepReport report;
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = SteadyClock::now();
     optimizer_->step(params, grads, lr);
     report.update_s = seconds_since(start);
 
@@ -182,32 +180,20 @@ class Diloco final : public Strategy {
     }
   }
 
-  // Views of a fragment-sized flat buffer, one per tensor of the fragment.
-  static std::vector<std::span<float>> views(std::span<const std::span<float>> params, const Fragment& f,
-                                             std::span<float> flat) {
-    std::vector<std::span<float>> out;
-    std::size_t offset = 0;
-    for (std::size_t t = f.first; t < f.first + f.count; ++t) {
-      out.push_back(flat.subspan(offset, params[t].size()));
-      offset += params[t].size();
-    }
-    return out;
-  }
-
   void synchronise(std::uint64_t step, std::span<const std::span<float>> params, Fragment& f,
                    StrategyStepReport& report) {
     copy_out(params, f, f.delta);
     for (std::size_t i = 0; i < f.delta.size(); ++i) f.delta[i] = f.anchor[i] - f.delta[i];
-    const std::vector<std::span<float>> delta_views = views(params, f, f.delta);
+    const std::vector<std::span<float>> delta_views = tensor_views(std::span(f.delta), f.sync->tensors());
     const std::vector<std::span<const float>> inputs(delta_views.begin(), delta_views.end());
-    const std::vector<std::span<float>> outputs = views(params, f, f.averaged);
+    const std::vector<std::span<float>> outputs = tensor_views(std::span(f.averaged), f.sync->tensors());
     const SyncReport sync = f.sync->run(step, inputs, outputs);
     report.sync.comm += sync.comm;
     report.sync.codec_s += sync.codec_s;
     report.sync.payload_bytes += sync.payload_bytes;
     report.sync.rounds += sync.rounds;
 
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = SteadyClock::now();
     const auto mu = static_cast<float>(options_.outer_momentum);
     const auto eta = static_cast<float>(options_.outer_lr);
     std::vector<float> global(f.anchor.size());

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <mutex>
 
 #include "builtins.hpp"
@@ -80,11 +79,5 @@ void register_builtin_strategies(StrategyRegistry& registry) {
   registry.add(strategy::demo_strategy());
   registry.add(strategy::diloco_strategy());
 }
-
-namespace strategy {
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-}  // namespace strategy
 
 }  // namespace lowcomm

@@ -8,18 +8,10 @@
 
 namespace lowcomm::strategy {
 
-TensorBuffers::TensorBuffers(std::span<const TensorInfo> tensors) {
-  std::size_t total = 0;
-  for (const TensorInfo& t : tensors) total += static_cast<std::size_t>(t.numel());
-  values_.assign(total, 0.0f);
-  std::size_t offset = 0;
-  for (const TensorInfo& t : tensors) {
-    const auto n = static_cast<std::size_t>(t.numel());
-    views_.push_back(std::span(values_).subspan(offset, n));
-    const_views_.push_back(views_.back());
-    offset += n;
-  }
-}
+TensorBuffers::TensorBuffers(std::span<const TensorInfo> tensors)
+    : values_(static_cast<std::size_t>(total_numel(tensors)), 0.0f),
+      views_(tensor_views(std::span(values_), tensors)),
+      const_views_(views_.begin(), views_.end()) {}
 
 void TensorBuffers::assign(std::span<const std::span<float>> from) {
   if (from.size() != views_.size()) {

@@ -4,7 +4,7 @@
 #include <span>
 #include <vector>
 
-#include "lowcomm/compress/state_dict.hpp"
+#include "lowcomm/core/state_dict.hpp"
 #include "lowcomm/compress/unit.hpp"
 
 namespace lowcomm::strategy {

@@ -24,9 +24,9 @@ TEST(GradientTrace, WriterAndReaderAgree) {
   const TempFolder folder;
   const auto file = folder / "trace.h5";
   const int world = 3;
-  const std::vector<TraceTensor> tensors{{"w", {2, 3}}, {"b", {4}}, {"s", {}}};  // unsorted
+  const std::vector<TensorInfo> tensors{{"w", {2, 3}}, {"b", {4}}, {"s", {}}};  // unsorted
   std::vector<std::vector<float>> initial;
-  for (const TraceTensor& t : tensors) {
+  for (const TensorInfo& t : tensors) {
     initial.emplace_back(static_cast<std::size_t>(t.numel()));
     std::iota(initial.back().begin(), initial.back().end(), static_cast<float>(initial.size()));
   }
@@ -57,7 +57,7 @@ TEST(GradientTrace, WriterAndReaderAgree) {
   ASSERT_EQ(reader.tensors().size(), 3u);
   const std::vector<std::size_t> written_index{1, 2, 0};  // b, s, w in the writer's order
   for (std::size_t t = 0; t < 3; ++t) {
-    const TraceTensor& expected = tensors[written_index[t]];
+    const TensorInfo& expected = tensors[written_index[t]];
     EXPECT_EQ(reader.tensors()[t].name, expected.name);
     EXPECT_EQ(reader.tensors()[t].shape, expected.shape);
     std::vector<float> values(static_cast<std::size_t>(expected.numel()));
@@ -67,7 +67,7 @@ TEST(GradientTrace, WriterAndReaderAgree) {
   for (std::int64_t step = 0; step < 2; ++step) {
     for (int rank = 0; rank < world; ++rank) {
       std::vector<std::vector<float>> grads;
-      for (const TraceTensor& t : reader.tensors()) {
+      for (const TensorInfo& t : reader.tensors()) {
         grads.emplace_back(static_cast<std::size_t>(t.numel()));
       }
       const std::vector<std::span<float>> spans(grads.begin(), grads.end());

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "lowcomm/compress/state_dict.hpp"
+#include "lowcomm/core/state_dict.hpp"
 
 namespace lowcomm::cli {
 

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "lowcomm/core/timing.hpp"
+
 namespace lowcomm::cli {
 
 namespace {
@@ -32,7 +34,7 @@ ProgressLine::ProgressLine(std::int64_t first_step, std::int64_t steps, std::int
 void ProgressLine::print(const ProgressValues& v) {
   const bool last = v.step + 1 == steps_;
   if (!terminal_ && (v.step + 1) % every_ != 0 && !last) return;
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double elapsed = seconds_since(start_);
   const double done = static_cast<double>(v.step + 1 - first_);
   const double eta = done > 0 ? elapsed / done * static_cast<double>(steps_ - v.step - 1) : NAN;
   const std::string text = fmt::format(

@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "lowcomm/compress/message.hpp"
-#include "lowcomm/compress/state_dict.hpp"
+#include "lowcomm/core/state_dict.hpp"
 #include "lowcomm/compress/unit.hpp"
 #include "lowcomm/compress/unit_scratch.hpp"
 

@@ -10,15 +10,9 @@
 #include <vector>
 
 #include "lowcomm/core/execution_context.hpp"
+#include "lowcomm/core/tensor.hpp"
 
 namespace lowcomm {
-
-// A named parameter tensor of the model, as the synchronising layer sees it.
-struct TensorInfo {
-  std::string name;
-  std::vector<std::int64_t> shape;  // empty for a scalar
-  std::int64_t numel() const;
-};
 
 struct UnitContext {
   std::uint64_t step = 0;

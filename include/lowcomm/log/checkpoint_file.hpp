@@ -8,7 +8,7 @@
 // file under its final name is always a whole checkpoint, even after a kill mid-write.
 #include <filesystem>
 
-#include "lowcomm/compress/state_dict.hpp"
+#include "lowcomm/core/state_dict.hpp"
 
 namespace lowcomm {
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "lowcomm/core/tensor.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm {
@@ -27,12 +28,6 @@ namespace lowcomm {
 class TraceError : public Error {
  public:
   using Error::Error;
-};
-
-struct TraceTensor {
-  std::string name;
-  std::vector<std::int64_t> shape;  // empty for a scalar
-  std::int64_t numel() const;
 };
 
 class GradientTraceReader {
@@ -48,7 +43,7 @@ class GradientTraceReader {
   const std::filesystem::path& path() const;
   int world_size() const;
   std::int64_t steps() const;
-  const std::vector<TraceTensor>& tensors() const;  // sorted by name
+  const std::vector<TensorInfo>& tensors() const;  // sorted by name
 
   // tensors()[tensor]'s initial values; out.size() must be its numel(). Data stored as float64
   // (or any other floating type) is converted to float32.
@@ -70,7 +65,7 @@ class GradientTraceWriter {
   // unique, non-empty and without '/'; tensors may come in any order (readers sort them).
   // Throws TraceError.
   GradientTraceWriter(const std::filesystem::path& file, int world_size,
-                      std::vector<TraceTensor> tensors,
+                      std::vector<TensorInfo> tensors,
                       std::span<const std::span<const float>> initial_values);
   ~GradientTraceWriter();  // closes; a failure there is lost: call close() to see it
   GradientTraceWriter(GradientTraceWriter&&) noexcept;

@@ -44,7 +44,7 @@ class ReplayOutput {
   // Creates OUT.partial (truncating one left by an earlier run) with every dataset sized for
   // `steps` steps of `world_size` ranks and all root attributes written. Throws LogError when the
   // file cannot be created or written.
-  ReplayOutput(const std::filesystem::path& out, const std::vector<TraceTensor>& tensors,
+  ReplayOutput(const std::filesystem::path& out, const std::vector<TensorInfo>& tensors,
                int world_size, std::int64_t steps, const ReplayOutputMetadata& metadata);
   ~ReplayOutput();  // removes OUT.partial unless committed
   ReplayOutput(const ReplayOutput&) = delete;

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lowcomm/compress/state_dict.hpp"
+#include "lowcomm/core/state_dict.hpp"
 
 namespace lowcomm {
 

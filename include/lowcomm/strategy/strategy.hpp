@@ -19,7 +19,7 @@
 #include <string_view>
 
 #include "lowcomm/compress/compressed_all_reduce.hpp"
-#include "lowcomm/compress/state_dict.hpp"
+#include "lowcomm/core/state_dict.hpp"
 
 namespace lowcomm {
 

@@ -1,16 +1,19 @@
 #pragma once
-// Random numbers every rank draws identically: a splitmix64 stream keyed by (seed, step, unit),
+// Random numbers every rank draws identically: a SplitMix64 stream keyed by (seed, step, unit),
 // so ranks agree on random choices without communicating, and a run is reproducible.
 #include <cstdint>
+
+#include "lowcomm/core/splitmix.hpp"
 
 namespace lowcomm::builtin {
 
 class SharedRandom {
  public:
   SharedRandom(std::uint64_t seed, std::uint64_t step, std::uint64_t unit)
-      : state_(mix(mix(seed) ^ mix(step + 0x632BE59BD9B4E019ull) ^ mix(unit + 0x8CB92BA72F3D8DD7ull))) {}
+      : state_(splitmix64_mix(splitmix64_mix(seed) ^ splitmix64_mix(step + 0x632BE59BD9B4E019ull) ^
+                              splitmix64_mix(unit + 0x8CB92BA72F3D8DD7ull))) {}
 
-  std::uint64_t next() { return mix(state_ += 0x9E3779B97F4A7C15ull); }
+  std::uint64_t next() { return splitmix64(state_); }
 
   // Uniform in [0, bound] without modulo bias (rejection on the top of the range).
   std::uint64_t below_or_equal(std::uint64_t bound) {
@@ -23,11 +26,6 @@ class SharedRandom {
   }
 
  private:
-  static std::uint64_t mix(std::uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
   std::uint64_t state_;
 };
 

@@ -1,4 +1,4 @@
-#include "lowcomm/compress/state_dict.hpp"
+#include "lowcomm/core/state_dict.hpp"
 
 #include <fmt/format.h>
 
