@@ -5,6 +5,7 @@
 //     Δ̄ ← mean over ranks, through compressor.* (any compressor: low precision, top-k, ...)
 //     b ← μ·b + Δ̄                              outer momentum (b starts at 0, so round 1: b = Δ̄)
 //     global ← anchor − η_out·(Δ̄ + μ·b)         Nesterov; heavy ball uses b in place of Δ̄ + μ·b
+//                                              (the two lines are optim/'s SGD, momentum μ, on the anchor)
 //     anchor ← global
 //     τ steps later: x ← lerp(x, global, α) = x + α·(global − x)   (α = 1: take the global value)
 // With one fragment, τ = 0 and α = 1 this is DiLoCo. Streaming DiLoCo cuts the tensors into F
@@ -23,6 +24,7 @@
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/optim/registry.hpp"
+#include "lowcomm/optim/sgd.hpp"
 
 namespace lowcomm::strategy {
 
@@ -43,12 +45,19 @@ struct Fragment {
   std::size_t first = 0;
   std::size_t count = 0;
   std::unique_ptr<CompressedAllReduce> sync;
-  std::vector<float> anchor;    // the last global value of these parameters
-  std::vector<float> momentum;  // b
+  std::vector<float> anchor;  // the last global value of these parameters
+  std::unique_ptr<Sgd> outer;  // the outer step on the anchor, Δ̄ its gradient; holds b
   std::vector<float> delta, averaged;  // scratch: Δ and Δ̄
   // Global values waiting for the mix τ steps after their exchange: (step to mix at, values).
   std::vector<std::pair<std::uint64_t, std::vector<float>>> pending;
 };
+
+// The outer step as optim/'s SGD: momentum μ without dampening, Nesterov or heavy ball, so that
+// b ← μ·b + Δ̄ (b = Δ̄ on the first round) and anchor ← anchor − η_out·(Δ̄ + μ·b) or − η_out·b.
+// With μ = 0 both are plain SGD, which torch's SGD (and so ours) wants spelt without Nesterov.
+SgdOptions outer_step(const DilocoOptions& options) {
+  return {.momentum = options.outer_momentum, .nesterov = options.nesterov && options.outer_momentum > 0.0};
+}
 
 // Splits the tensors into `count` contiguous groups of about equal element count.
 std::vector<std::pair<std::size_t, std::size_t>> partition(std::span<const TensorInfo> tensors,
@@ -92,7 +101,7 @@ class Diloco final : public Strategy {
       fragment.sync = make_compressed_sync(part);
       const auto n = static_cast<std::size_t>(total_numel(part.tensors));
       fragment.anchor.assign(n, 0.0f);
-      fragment.momentum.assign(n, 0.0f);
+      fragment.outer = std::make_unique<Sgd>(outer_step(options));
       fragment.delta.assign(n, 0.0f);
       fragment.averaged.assign(n, 0.0f);
     }
@@ -132,7 +141,7 @@ class Diloco final : public Strategy {
       const Fragment& f = fragments_[i];
       const std::string fp = fmt::format("{}fragment/{}/", p, i);
       state.put(fp + "anchor", f.anchor);
-      state.put(fp + "momentum", f.momentum);
+      f.outer->save_state(state, fp + "outer/");
       state.put(fp + "pending_count", static_cast<std::int64_t>(f.pending.size()));
       for (std::size_t j = 0; j < f.pending.size(); ++j) {
         state.put(fmt::format("{}pending/{}/step", fp, j), static_cast<std::int64_t>(f.pending[j].first));
@@ -150,7 +159,7 @@ class Diloco final : public Strategy {
       Fragment& f = fragments_[i];
       const std::string fp = fmt::format("{}fragment/{}/", p, i);
       load_sized(state, fp + "anchor", f.anchor);
-      load_sized(state, fp + "momentum", f.momentum);
+      f.outer->load_state(state, fp + "outer/");
       f.pending.clear();
       for (std::int64_t j = 0; j < state.integer(fp + "pending_count"); ++j) {
         std::vector<float> values(f.anchor.size());
@@ -194,17 +203,10 @@ class Diloco final : public Strategy {
     report.sync.rounds += sync.rounds;
 
     const auto start = SteadyClock::now();
-    const auto mu = static_cast<float>(options_.outer_momentum);
-    const auto eta = static_cast<float>(options_.outer_lr);
-    std::vector<float> global(f.anchor.size());
-    for (std::size_t i = 0; i < f.anchor.size(); ++i) {
-      const float averaged = f.averaged[i];
-      f.momentum[i] = mu * f.momentum[i] + averaged;
-      const float update = options_.nesterov ? averaged + mu * f.momentum[i] : f.momentum[i];
-      global[i] = f.anchor[i] - eta * update;
-    }
-    f.anchor = global;
-    f.pending.emplace_back(step + static_cast<std::uint64_t>(options_.overlap), std::move(global));
+    const std::vector<std::span<float>> anchor{f.anchor};
+    const std::vector<std::span<const float>> averaged{f.averaged};
+    f.outer->step(anchor, averaged, options_.outer_lr);
+    f.pending.emplace_back(step + static_cast<std::uint64_t>(options_.overlap), f.anchor);
     report.update_s += seconds_since(start);
   }
 
