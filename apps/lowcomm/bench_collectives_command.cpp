@@ -19,6 +19,7 @@
 
 #include "bench_timing.hpp"
 #include "commands.hpp"
+#include "lowcomm/core/timing.hpp"
 #include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/comm/host_names.hpp"
 #include "lowcomm/comm/network_config.hpp"
@@ -59,11 +60,11 @@ struct Measurement {
 
 // Times `iterations` calls of `call` between barriers; returns the slowest rank's mean.
 template <class Call>
-double time_calls(int iterations, MPI_Comm comm, Call&& call) {
-  MPI_Barrier(comm);
-  const double start = MPI_Wtime();
+double time_calls(int iterations, const ControlChannel& control, Call&& call) {
+  control.barrier();
+  const auto start = SteadyClock::now();
   for (int i = 0; i < iterations; ++i) call();
-  return slowest_rank((MPI_Wtime() - start) / iterations, comm);
+  return slowest_rank(control, seconds_since(start) / iterations);
 }
 
 class CollectiveBench {
@@ -97,8 +98,8 @@ class CollectiveBench {
     }
     double best = std::numeric_limits<double>::infinity(), best_raw = best;
     for (int round = 0; round < kRounds; ++round) {
-      best = std::min(best, time_calls(iterations_, raw_, lowcomm_call));
-      best_raw = std::min(best_raw, time_calls(iterations_, raw_, raw_call));
+      best = std::min(best, time_calls(iterations_, comm_.control(), lowcomm_call));
+      best_raw = std::min(best_raw, time_calls(iterations_, comm_.control(), raw_call));
     }
 
     // One more call on known data: checks the result and reads this call's accounting.
@@ -113,19 +114,15 @@ class CollectiveBench {
     } else {
       for (std::size_t i = 0; i < gathered.size(); ++i) correct &= gathered[i] == static_cast<float>(i / mine + 1);
     }
-    int ok = correct ? 1 : 0, all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, raw_);
-
-    std::vector<std::int64_t> sent(static_cast<std::size_t>(w));
-    const auto my_sent = static_cast<std::int64_t>(one.bytes_sent);
-    MPI_Allgather(&my_sent, 1, MPI_INT64_T, sent.data(), 1, MPI_INT64_T, raw_);
+    const bool all_correct = comm_.control().min(std::int32_t{correct ? 1 : 0}) == 1;
+    std::vector<std::int64_t> sent = comm_.control().all_gather(static_cast<std::int64_t>(one.bytes_sent));
     const std::uint64_t bytes = (op == Op::AllReduce ? mine : mine * static_cast<std::size_t>(w)) * 4;
-    return {bytes, bytes / 4, best, best_raw, one.modelled_s, std::move(sent), all_ok == 1};
+    return {bytes, bytes / 4, best, best_raw, one.modelled_s, std::move(sent), all_correct};
   }
 
  private:
   Communicator& comm_;
-  MPI_Comm raw_ = MPI_COMM_NULL;  // raw MPI calls use their own communicator
+  MPI_Comm raw_ = MPI_COMM_NULL;  // the baseline: plain MPI calls, on a communicator of their own
   int iterations_;
   int warmup_;
 };
@@ -160,11 +157,11 @@ void print_header(Op op, const Communicator& comm, const Config& config) {
 int run(const BenchArguments& arguments) {
   return run_with_mpi([&](MpiSession& mpi) {
     const ConfigSchema schema = bench_schema();
-    const Config config = load_config_on_all_ranks(arguments.config, schema, MPI_COMM_WORLD);
+    const Config config = load_config_on_all_ranks(arguments.config, schema, mpi.control());
     std::optional<Communicator> comm;
     const auto min_bytes = static_cast<std::uint64_t>(config.get_int("bench.min_bytes"));
     const auto max_bytes = static_cast<std::uint64_t>(config.get_int("bench.max_bytes"));
-    agree_on_failure(MPI_COMM_WORLD, [&] {
+    agree_on_failure(mpi.control(), [&] {
       if (min_bytes > max_bytes) {
         throw ConfigError(fmt::format("bench.min_bytes ({}) is larger than bench.max_bytes ({}): "
                                       "lower min_bytes or raise max_bytes", min_bytes, max_bytes));
@@ -184,11 +181,10 @@ int run(const BenchArguments& arguments) {
       std::printf("# copy bandwidth of one core on this node: %.2f GB/s (%s; busbw/copy compares "
                   "against it)\n", copy_bandwidth, std::string(kCopyBandwidthMethod).c_str());
     }
-    MPI_Barrier(MPI_COMM_WORLD);
-    const std::vector<std::string> hosts = gather_host_names(MPI_COMM_WORLD);
+    const std::vector<std::string> hosts = gather_host_names(mpi.control());  // waits for rank 0 too
     std::optional<RunLog> log;
     if (!arguments.log_path.empty()) {
-      on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
+      on_rank_zero_agreed(mpi.control(), [&] {
         LogSchema log_schema{{table_schema("all_reduce", w), table_schema("all_gather", w)}};
         RunMetadata metadata = RunMetadata::for_this_process(config.to_toml(), w, hosts, 0);
         metadata.extra["command"] = "bench collectives";
@@ -235,7 +231,7 @@ int run(const BenchArguments& arguments) {
       log->close();
       std::printf("\n# run log: %s\n", std::filesystem::absolute(arguments.log_path).c_str());
     }
-    agree_on_failure(MPI_COMM_WORLD, [&] {  // all_correct is the same on every rank
+    agree_on_failure(mpi.control(), [&] {  // all_correct is the same on every rank
       if (!all_correct) throw Error("a collective returned wrong data (see the check column)");
     });
   });

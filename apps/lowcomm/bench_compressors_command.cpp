@@ -15,6 +15,7 @@
 
 #include "bench_timing.hpp"
 #include "commands.hpp"
+#include "lowcomm/core/timing.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/compress/compressed_all_reduce.hpp"
@@ -81,10 +82,10 @@ Result measure(Communicator& comm, const Config& config, const std::string& name
   const std::vector<std::span<float>> out{aggregate};
   Result best;
   for (int i = 0; i <= iterations; ++i) {  // run 0 warms up (first-touch, caches, warm start)
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double start = MPI_Wtime();
+    comm.control().barrier();
+    const auto start = SteadyClock::now();
     const SyncReport report = sync.run(static_cast<std::uint64_t>(i), in, out);
-    const double seconds = slowest_rank(MPI_Wtime() - start);
+    const double seconds = slowest_rank(comm.control(), seconds_since(start));
     if (i > 0 && seconds < best.seconds) best = {seconds, report};
   }
   return best;
@@ -92,10 +93,10 @@ Result measure(Communicator& comm, const Config& config, const std::string& name
 
 void run(const ConfigArguments& arguments) {
   run_with_mpi([&](MpiSession& mpi) {
-    const Config config = load_config_on_all_ranks(arguments, bench_compressors_schema(), MPI_COMM_WORLD);
+    const Config config = load_config_on_all_ranks(arguments, bench_compressors_schema(), mpi.control());
     std::vector<std::string> names;
     std::optional<Communicator> comm;
-    agree_on_failure(MPI_COMM_WORLD, [&] {
+    agree_on_failure(mpi.control(), [&] {
       names = chosen_compressors(config.get_string("bench.compressors"));
       comm.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
     });
@@ -115,7 +116,7 @@ void run(const ConfigArguments& arguments) {
       for (const TensorInfo& tensor : shapes(config.get_string("bench.shapes"))) {
         std::optional<Result> result;
         std::string skipped;
-        agree_on_failure(MPI_COMM_WORLD, [&] {
+        agree_on_failure(mpi.control(), [&] {
           try {
             result = measure(*comm, config, name, tensor, iterations);
           } catch (const ConfigError& unsupported) {

@@ -13,6 +13,7 @@
 
 #include "bench_timing.hpp"
 #include "commands.hpp"
+#include "lowcomm/core/timing.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/strategy/registry.hpp"
@@ -109,10 +110,10 @@ Result measure(Communicator& comm, const Config& config, const Case& c, const st
   }
   Result best;
   for (int i = 0; i <= iterations; ++i) {  // step 0 warms up (first touch, warm starts)
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double start = MPI_Wtime();
+    comm.control().barrier();
+    const auto start = SteadyClock::now();
     const StrategyStepReport report = strategy->step(static_cast<std::uint64_t>(i), 1e-4, p, g);
-    const double seconds = slowest_rank(MPI_Wtime() - start);
+    const double seconds = slowest_rank(comm.control(), seconds_since(start));
     if (i > 0 && seconds < best.seconds) best = {seconds, report};
   }
   return best;
@@ -120,10 +121,10 @@ Result measure(Communicator& comm, const Config& config, const Case& c, const st
 
 void run(const ConfigArguments& arguments) {
   run_with_mpi([&](MpiSession& mpi) {
-    const Config config = load_config_on_all_ranks(arguments, bench_strategies_schema(), MPI_COMM_WORLD);
+    const Config config = load_config_on_all_ranks(arguments, bench_strategies_schema(), mpi.control());
     std::vector<Case> cases;
     std::optional<Communicator> comm;
-    agree_on_failure(MPI_COMM_WORLD, [&] {
+    agree_on_failure(mpi.control(), [&] {
       cases = chosen_cases(config.get_string("bench.cases"));
       comm.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
     });
@@ -146,7 +147,7 @@ void run(const ConfigArguments& arguments) {
     for (const Case& c : cases) {
       std::ranges::fill(params, 0.0f);
       Result result;
-      agree_on_failure(MPI_COMM_WORLD, [&] { result = measure(*comm, config, c, tensors, params, grads, iterations); });
+      agree_on_failure(mpi.control(), [&] { result = measure(*comm, config, c, tensors, params, grads, iterations); });
       const auto sent = static_cast<double>(result.report.sync.comm.bytes_sent);
       if (dense_sent == 0) dense_sent = sent;
       if (mpi.rank() != 0) continue;

@@ -33,9 +33,13 @@ MpiSession::MpiSession() {
   }
   g_rank_for_messages = rank_;
   share_cores_among_local_ranks(MPI_COMM_WORLD);
+  control_.emplace(MPI_COMM_WORLD);
 }
 
-MpiSession::~MpiSession() { MPI_Finalize(); }
+MpiSession::~MpiSession() {
+  control_.reset();
+  MPI_Finalize();
+}
 
 int rank_for_messages() { return g_rank_for_messages; }
 
@@ -67,9 +71,8 @@ int report_failure(const std::exception_ptr& error) {
   return status;
 }
 
-void agree_on_failure(MPI_Comm comm, const std::function<void()>& work) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
+void agree_on_failure(const ControlChannel& control, const std::function<void()>& work) {
+  const int rank = control.rank();
   std::exception_ptr failure;
   try {
     work();
@@ -77,19 +80,16 @@ void agree_on_failure(MPI_Comm comm, const std::function<void()>& work) {
     failure = std::current_exception();
   }
   // [0]: the worst exit status any rank fails with (0: none failed), [1]: did rank 0 fail.
-  int local[2] = {failure ? exit_status_of(failure) : 0, (failure && rank == 0) ? 1 : 0};
-  int global[2] = {0, 0};
-  MPI_Allreduce(local, global, 2, MPI_INT, MPI_MAX, comm);
+  std::int32_t global[2] = {failure ? exit_status_of(failure) : 0, (failure && rank == 0) ? 1 : 0};
+  control.max_each(std::span<std::int32_t>(global));
   if (global[0] == 0) return;
   const bool speaks = failure && (rank == 0 || global[1] == 0);
   throw AgreedFailure{speaks ? failure : std::make_exception_ptr(ReportedFailure(global[0]))};
 }
 
-void on_rank_zero_agreed(MPI_Comm comm, const std::function<void()>& work) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  agree_on_failure(comm, [&] {
-    if (rank == 0) work();
+void on_rank_zero_agreed(const ControlChannel& control, const std::function<void()>& work) {
+  agree_on_failure(control, [&] {
+    if (control.is_root()) work();
   });
 }
 
@@ -102,7 +102,7 @@ int run_with_mpi(const std::function<void(MpiSession&)>& body) {
     } catch (const AgreedFailure& failure) {
       // Every rank is here. Report while all ranks are alive, then finalise normally.
       agreed_status = report_failure(failure.error);
-      MPI_Barrier(MPI_COMM_WORLD);
+      mpi.control().barrier();
     } catch (const std::exception& e) {
       if (mpi.size() > 1) {
         std::fprintf(stderr, "lowcomm: error on rank %d: %s\n", mpi.rank(), e.what());

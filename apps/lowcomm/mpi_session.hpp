@@ -4,7 +4,10 @@
 #include <mpi.h>
 
 #include <functional>
+#include <optional>
 #include <stdexcept>
+
+#include "lowcomm/comm/control_channel.hpp"
 
 namespace lowcomm::cli {
 
@@ -37,10 +40,14 @@ class MpiSession {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // The uncounted channel over MPI_COMM_WORLD: agreement and bookkeeping before (and besides)
+  // the counted Communicator.
+  const ControlChannel& control() const { return *control_; }
 
  private:
   int rank_ = 0;
   int size_ = 1;
+  std::optional<ControlChannel> control_;  // made after MPI_Init, freed before MPI_Finalize
 };
 
 // The rank of this process in the last MpiSession (0 without one): main() uses it to prefix
@@ -51,8 +58,8 @@ int rank_for_messages();
 // that a failure on some ranks cannot leave the others waiting in a collective. If rank 0
 // failed, only rank 0 reports its error (one message, not W copies); otherwise every failed rank
 // reports its own. All ranks then exit with the worst status.
-void agree_on_failure(MPI_Comm comm, const std::function<void()>& work);
-void on_rank_zero_agreed(MPI_Comm comm, const std::function<void()>& work);
+void agree_on_failure(const ControlChannel& control, const std::function<void()>& work);
+void on_rank_zero_agreed(const ControlChannel& control, const std::function<void()>& work);
 
 // Runs a subcommand's body inside an MpiSession. An exception escaping the body after the setup
 // phase (which uses agree_on_failure) would strand the other ranks, so it aborts the job.

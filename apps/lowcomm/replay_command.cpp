@@ -5,8 +5,8 @@
 // needs: the parameters on every rank after every step, the bytes each rank sent and received,
 // and how far the step's update is from a dense SGD step (docs/replay.md).
 //
-// The dense mean for the metrics is computed with a plain MPI_Allreduce on a communicator of its
-// own, so it is not counted as traffic. The output is written to OUT.partial and renamed to OUT
+// The dense mean for the metrics goes through the uncounted control channel, so it is not
+// counted as traffic. The output is written to OUT.partial and renamed to OUT
 // only once complete: a file named OUT is always a finished replay.
 #include <fmt/format.h>
 
@@ -109,12 +109,12 @@ std::vector<std::int64_t> dense_bytes_sent(const CommunicatorOptions& options, i
 int run(const ReplayArguments& arguments) {
   return run_with_mpi([&](MpiSession& mpi) {
     const ConfigSchema schema = replay_schema();
-    const Config config = load_config_on_all_ranks(arguments.config, schema, MPI_COMM_WORLD);
+    const Config config = load_config_on_all_ranks(arguments.config, schema, mpi.control());
     const int w = mpi.size(), rank = mpi.rank();
 
     std::optional<GradientTraceReader> trace;
     std::int64_t steps = 0;
-    agree_on_failure(MPI_COMM_WORLD, [&] {
+    agree_on_failure(mpi.control(), [&] {
       // Inclusive schema bounds cannot say "> 0".
       if (!(config.get_double("replay.lr") > 0)) {
         throw ConfigError(fmt::format("replay.lr = {} must be positive",
@@ -148,7 +148,7 @@ int run(const ReplayArguments& arguments) {
     std::unique_ptr<Strategy> strategy;
     const std::string strategy_name = config.get_string("strategy.name");
     const std::string compressor_name = config.get_string("compressor.name");
-    agree_on_failure(MPI_COMM_WORLD, [&] {
+    agree_on_failure(mpi.control(), [&] {
       if (total > INT_MAX) {
         throw Error(fmt::format("the trace's tensors hold {} values per rank; replay handles at "
                                 "most {} (one MPI message)", total, INT_MAX));
@@ -160,11 +160,11 @@ int run(const ReplayArguments& arguments) {
            .execution = execution_context_from_config(config)});
     });
 
-    std::vector<float> params(n), grads(n), update(n), mean(n), received;
+    std::vector<float> params(n), grads(n), update(n), mean(n);
     const std::vector<std::span<float>> param_views = tensor_views(std::span(params), tensors);
     const std::vector<std::span<float>> grad_views = tensor_views(std::span(grads), tensors);
     const std::vector<std::span<const float>> grad_inputs(grad_views.begin(), grad_views.end());
-    agree_on_failure(MPI_COMM_WORLD, [&] {
+    agree_on_failure(mpi.control(), [&] {
       for (std::size_t t = 0; t < tensors.size(); ++t) {
         trace->read_initial_values(t, param_views[t]);
       }
@@ -172,7 +172,7 @@ int run(const ReplayArguments& arguments) {
 
     std::optional<ReplayOutput> output;
     const std::vector<std::int64_t> dense_sent = dense_bytes_sent(comm->options(), w, n);
-    on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
+    on_rank_zero_agreed(mpi.control(), [&] {
       const std::filesystem::path out(arguments.out);
       std::error_code error;
       if (std::filesystem::equivalent(out, arguments.trace, error)) {
@@ -197,16 +197,13 @@ int run(const ReplayArguments& arguments) {
       for (int r = 0; r < w; ++r) output->write_params(0, r, params);
     });
 
-    MPI_Comm raw = MPI_COMM_NULL;  // the dense mean and the gathers to rank 0: not counted
-    MPI_Comm_dup(MPI_COMM_WORLD, &raw);
+    // The dense mean and the gathers to rank 0 are bookkeeping: the uncounted control channel.
+    const ControlChannel& control = mpi.control();
     const double lr = config.get_double("replay.lr");
-    const int count = static_cast<int>(n);
-    std::vector<RankStep> all_steps(static_cast<std::size_t>(w));
     double sum_relative_error = 0, sum_cosine = 0, sum_sent = 0;
-    if (rank == 0) received.resize(n);
 
     for (std::int64_t step = 0; step < steps; ++step) {
-      agree_on_failure(MPI_COMM_WORLD, [&] { trace->read_gradients(step, rank, grad_views); });
+      agree_on_failure(mpi.control(), [&] { trace->read_gradients(step, rank, grad_views); });
       update = params;
       const SyncReport report =
           strategy->step(static_cast<std::uint64_t>(step), lr, param_views, grad_inputs).sync;
@@ -215,7 +212,8 @@ int run(const ReplayArguments& arguments) {
         update[i] = static_cast<float>((static_cast<double>(update[i]) - params[i]) / lr);
       }
 
-      MPI_Allreduce(grads.data(), mean.data(), count, MPI_FLOAT, MPI_SUM, raw);
+      mean = grads;
+      control.sum_each(std::span<float>(mean));
       const auto ranks = static_cast<float>(w);  // divided as compressor none divides its sum
       for (float& m : mean) m /= ranks;
       const auto [relative_error, cosine] = compare(update, mean);
@@ -228,21 +226,18 @@ int run(const ReplayArguments& arguments) {
                           .measured_comm_s = report.comm.measured_s,
                           .modelled_comm_s = report.comm.modelled_s,
                           .codec_s = report.codec_s};
-      MPI_Gather(&mine, sizeof(RankStep), MPI_BYTE, all_steps.data(), sizeof(RankStep), MPI_BYTE,
-                 0, raw);
-      if (rank != 0) MPI_Send(params.data(), count, MPI_FLOAT, 0, 0, raw);
-      on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
-        // Receive from every rank even after a failed write, or the senders would wait forever.
-        std::exception_ptr failure;
-        for (int r = 0; r < w; ++r) {
-          if (r != 0) MPI_Recv(received.data(), count, MPI_FLOAT, r, 0, raw, MPI_STATUS_IGNORE);
-          if (failure) continue;
-          try {
-            output->write_params(step + 1, r, r == 0 ? params : received);
-          } catch (...) {
-            failure = std::current_exception();
-          }
+      const std::vector<RankStep> all_steps = control.gather_to_root(mine);
+      // Take every rank's parameters even after a failed write, or the senders would wait forever.
+      std::exception_ptr failure;
+      control.stream_to_root(params, [&](int r, std::span<const float> values) {
+        if (failure) return;
+        try {
+          output->write_params(step + 1, r, values);
+        } catch (...) {
+          failure = std::current_exception();
         }
+      });
+      on_rank_zero_agreed(control, [&] {
         if (failure) std::rethrow_exception(failure);
         output->write_step(step, all_steps);
       });
@@ -252,9 +247,7 @@ int run(const ReplayArguments& arguments) {
         sum_sent += static_cast<double>(r.bytes_sent);
       }
     }
-    MPI_Comm_free(&raw);
-
-    on_rank_zero_agreed(MPI_COMM_WORLD, [&] { output->commit(); });
+    on_rank_zero_agreed(mpi.control(), [&] { output->commit(); });
     if (rank == 0) {
       const double cells = static_cast<double>(steps) * w;
       const double dense_mean =

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "lowcomm/comm/config_agreement.hpp"
 #include "mpi_session.hpp"
 
 namespace lowcomm::cli {
@@ -14,13 +15,14 @@ void add_config_arguments(CLI::App& command, ConfigArguments& arguments) {
       ->allow_extra_args(false);
 }
 
-Config load_config_on_all_ranks(const ConfigArguments& arguments, const ConfigSchema& schema, MPI_Comm comm) {
+Config load_config_on_all_ranks(const ConfigArguments& arguments, const ConfigSchema& schema,
+                                const ControlChannel& control) {
   std::optional<Config> config;
-  agree_on_failure(comm, [&] {
+  agree_on_failure(control, [&] {
     config = arguments.file.empty() ? Config::defaults(schema, arguments.overrides)
                                     : Config::from_file(arguments.file, schema, arguments.overrides);
   });
-  agree_on_failure(comm, [&] { require_identical_on_all_ranks(*config, comm); });
+  agree_on_failure(control, [&] { require_identical_on_all_ranks(*config, control); });
   return std::move(*config);
 }
 

@@ -1,11 +1,11 @@
 #pragma once
 // --config FILE and --set key=value, shared by every subcommand that reads a configuration.
 #include <CLI/CLI.hpp>
-#include <mpi.h>
 
 #include <string>
 #include <vector>
 
+#include "lowcomm/comm/control_channel.hpp"
 #include "lowcomm/config/config.hpp"
 
 namespace lowcomm::cli {
@@ -19,6 +19,7 @@ void add_config_arguments(CLI::App& command, ConfigArguments& arguments);
 
 // Loads and validates the configuration on every rank, then checks that all ranks resolved the
 // same one. A mistake stops every rank with one message (see agree_on_failure).
-Config load_config_on_all_ranks(const ConfigArguments& arguments, const ConfigSchema& schema, MPI_Comm comm);
+Config load_config_on_all_ranks(const ConfigArguments& arguments, const ConfigSchema& schema,
+                                const ControlChannel& control);
 
 }  // namespace lowcomm::cli

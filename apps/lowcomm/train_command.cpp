@@ -27,6 +27,7 @@
 #include "lowcomm/comm/host_names.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/config/compute_config.hpp"
+#include "lowcomm/core/timing.hpp"
 #include "lowcomm/data/data_config.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/log/gradient_trace.hpp"
@@ -85,10 +86,9 @@ class Trainer {
  public:
   Trainer(MpiSession& mpi, const TrainArguments& arguments, const Config& config)
       : mpi_(mpi), arguments_(arguments), config_(config), run_dir_(arguments.out),
-        store_(run_dir_, MPI_COMM_WORLD), steps_(config.get_int("train.steps")) {
-    MPI_Comm_dup(MPI_COMM_WORLD, &raw_);
+        store_(run_dir_, mpi.control()), steps_(config.get_int("train.steps")) {
     const auto seed = static_cast<std::uint64_t>(config.get_int("seed"));
-    agree_on_failure(MPI_COMM_WORLD, [&] {
+    agree_on_failure(control(), [&] {
       const gpt::GptConfig shape = model_config(config);
       data_.emplace(make_training_data(config, mpi.rank(), mpi.size()));
       const ExecutionContext execution = execution_context_from_config(config);
@@ -102,7 +102,6 @@ class Trainer {
       }
     });
   }
-  ~Trainer() { MPI_Comm_free(&raw_); }
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
@@ -132,7 +131,7 @@ class Trainer {
   std::filesystem::path log_path() const { return run_dir_ / "log.h5"; }
 
   void prepare_run_folder() {
-    on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
+    on_rank_zero_agreed(control(), [&] {
       std::filesystem::create_directories(run_dir_);
       const bool started = std::filesystem::exists(log_path()) || std::filesystem::exists(store_.folder());
       if (started && !arguments_.resume && !arguments_.force) {
@@ -150,7 +149,7 @@ class Trainer {
     if (!arguments_.resume) return;
     const std::optional<std::int64_t> latest = store_.latest();
     if (!latest) return;  // a requeued job killed before its first checkpoint starts over
-    agree_on_failure(MPI_COMM_WORLD, [&] {
+    agree_on_failure(control(), [&] {
       const StateDict state = store_.load(*latest);
       if (state.integer("train/world_size") != mpi_.size()) {
         throw ConfigError(fmt::format("the checkpoint in {} was written by {} ranks: resume with mpiexec -n {}",
@@ -176,7 +175,7 @@ class Trainer {
   }
 
   void open_log() {
-    on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
+    on_rank_zero_agreed(control(), [&] {
       const LogSchema schema = training_log_schema(mpi_.size());
       if (arguments_.resume && std::filesystem::exists(log_path())) {
         log_.emplace(RunLog::append(log_path(), schema, {}, first_step_));
@@ -200,7 +199,7 @@ class Trainer {
 
   void open_trace() {
     if (arguments_.record_trace.empty()) return;
-    on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
+    on_rank_zero_agreed(control(), [&] {
       const std::span<const std::span<float>> params = model_->parameter_spans();
       const std::vector<std::span<const float>> initial(params.begin(), params.end());
       trace_.emplace(arguments_.record_trace, mpi_.size(), model_->tensors(), initial);
@@ -223,18 +222,18 @@ class Trainer {
   bool train_step(std::int64_t step, ProgressLine& progress) {
     const Batch batch = data_->loader.train_batch(step);
     const int b = static_cast<int>(batch.rows), t = static_cast<int>(batch.seq_len);
-    const double start = MPI_Wtime();
+    const auto start = SteadyClock::now();
     RankStep mine;
     mine.loss = model_->forward_backward(batch.tokens, batch.targets, b, t);
     const double clip = config_.get_double("train.grad_clip");
     mine.grad_norm = clip > 0 ? clip_by_global_norm(model_->gradient_spans(), clip)
                               : global_norm(model_->gradient_views());
-    mine.compute_s = MPI_Wtime() - start;
+    mine.compute_s = seconds_since(start);
 
     // Agree on NaN/Inf (the lowest rank that saw one reports it) and on a stop signal.
     const bool finite = std::isfinite(mine.loss) && std::isfinite(mine.grad_norm);
-    int flags[2] = {finite ? mpi_.size() : mpi_.rank(), stop_signal_received() ? 0 : 1};
-    MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MIN, raw_);
+    std::int32_t flags[2] = {finite ? mpi_.size() : mpi_.rank(), stop_signal_received() ? 0 : 1};
+    control().min_each(std::span<std::int32_t>(flags));
     const bool stop = flags[1] == 0;
     if (flags[0] < mpi_.size()) {
       const bool skip = config_.get_string("train.nonfinite") == "skip";
@@ -252,7 +251,7 @@ class Trainer {
         save_checkpoint(step);
         finish_outputs();
         // Every rank stops here together; the message was printed above.
-        agree_on_failure(MPI_COMM_WORLD, [] { throw ReportedFailure(kNonFiniteExit); });
+        agree_on_failure(control(), [] { throw ReportedFailure(kNonFiniteExit); });
       }
       mine = RankStep{.loss = std::numeric_limits<double>::quiet_NaN(), .grad_norm = mine.grad_norm,
                       .compute_s = mine.compute_s};
@@ -275,7 +274,7 @@ class Trainer {
       tokens_since_start_ += static_cast<double>(b) * t * mpi_.size();
       if (mpi_.rank() == 0) {
         progress.print({.step = step, .loss = loss, .lr = lr,
-                        .tokens_per_s = tokens_since_start_ / (MPI_Wtime() - started_),
+                        .tokens_per_s = tokens_since_start_ / seconds_since(started_),
                         .sent_bytes_total = sent_total_, .modelled_comm_s_total = modelled_total_,
                         .simulated_s = comm_->simulated_seconds()});
       }
@@ -300,10 +299,9 @@ class Trainer {
 
   // Gathers every rank's numbers to rank 0, which writes the row; returns the mean loss there.
   double log_step(std::int64_t step, double lr, const RankStep& mine, double rank_tokens) {
-    std::vector<RankStep> all(static_cast<std::size_t>(mpi_.size()));
-    MPI_Gather(&mine, sizeof(RankStep), MPI_BYTE, all.data(), sizeof(RankStep), MPI_BYTE, 0, raw_);
+    const std::vector<RankStep> all = control().gather_to_root(mine);
     double mean_loss = 0;
-    on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
+    on_rank_zero_agreed(control(), [&] {
       std::vector<std::int64_t> sent, received;
       double norm = 0, compute = 0, codec = 0, measured = 0, modelled = 0;
       for (const RankStep& r : all) {
@@ -337,10 +335,9 @@ class Trainer {
       sum += static_cast<double>(loss) * static_cast<double>(batch.rows);
       rows += static_cast<double>(batch.rows);
     }
-    double mine = rows > 0 ? sum / rows : 0.0, total = 0;  // every rank holds as many windows
-    MPI_Allreduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, raw_);
-    const double val_loss = total / mpi_.size();
-    on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
+    const double mine = rows > 0 ? sum / rows : 0.0;  // every rank holds as many windows
+    const double val_loss = control().sum(mine) / mpi_.size();
+    on_rank_zero_agreed(control(), [&] {
       RowValues row = log_->row("eval");
       row.set("step", step).set("val_loss", val_loss);
       log_->write_row(row);
@@ -361,28 +358,21 @@ class Trainer {
     state.put("train/config_hash", resumable_hash(config_));
     state.put("train/simulated_ns", std::llround(clock_s_ * 1e9));
     store_.save(next_step, state);
-    on_rank_zero_agreed(MPI_COMM_WORLD, [&] { log_->flush(); });
+    on_rank_zero_agreed(control(), [&] { log_->flush(); });
   }
 
   void record_trace() {
     if (arguments_.record_trace.empty()) return;
-    const std::span<const float> mine = model_->gradients();
-    const int count = static_cast<int>(mine.size());
-    if (mpi_.rank() != 0) {
-      MPI_Send(mine.data(), count, MPI_FLOAT, 0, 1, raw_);
-      return;
-    }
-    std::vector<float> other(mine.size());
-    const std::int64_t row = trace_->add_step();
-    for (int r = 0; r < mpi_.size(); ++r) {
-      if (r != 0) MPI_Recv(other.data(), count, MPI_FLOAT, r, 1, raw_, MPI_STATUS_IGNORE);
-      const std::span<const float> flat = r == 0 ? mine : std::span<const float>(other);
-      trace_->write_gradients(row, r, tensor_views(flat, model_->tensors()));
-    }
+    const std::int64_t row = mpi_.rank() == 0 ? trace_->add_step() : 0;
+    control().stream_to_root(model_->gradients(), [&](int rank, std::span<const float> gradients) {
+      trace_->write_gradients(row, rank, tensor_views(gradients, model_->tensors()));
+    });
   }
 
+  const ControlChannel& control() const { return mpi_.control(); }
+
   void finish_outputs() {
-    on_rank_zero_agreed(MPI_COMM_WORLD, [&] {
+    on_rank_zero_agreed(control(), [&] {
       if (log_) log_->close();
       if (trace_) trace_->close();
     });
@@ -394,8 +384,7 @@ class Trainer {
   std::filesystem::path run_dir_;
   CheckpointStore store_;
   std::int64_t steps_;
-  MPI_Comm raw_ = MPI_COMM_NULL;  // the loop's own bookkeeping: never counted as traffic
-  std::vector<std::string> hosts_ = gather_host_names(MPI_COMM_WORLD);
+  std::vector<std::string> hosts_ = gather_host_names(mpi_.control());
 
   std::optional<TrainingData> data_;
   std::unique_ptr<gpt::GptModel> model_;
@@ -408,14 +397,14 @@ class Trainer {
   std::int64_t first_step_ = 0;
   bool resumed_ = false;
   double clock_s_ = 0;  // the simulated clock at the end of the last step, agreed by all ranks
-  double started_ = MPI_Wtime();
+  SteadyClock::time_point started_ = SteadyClock::now();
   double sent_total_ = 0, modelled_total_ = 0, tokens_since_start_ = 0;
 };
 
 void run(const TrainArguments& arguments) {
   run_with_mpi([&](MpiSession& mpi) {
     install_stop_signal_handlers();
-    const Config config = load_config_on_all_ranks(arguments.config, train_schema(), MPI_COMM_WORLD);
+    const Config config = load_config_on_all_ranks(arguments.config, train_schema(), mpi.control());
     Trainer trainer(mpi, arguments, config);
     trainer.run();
   });

@@ -10,14 +10,6 @@ namespace lowcomm {
 
 namespace {
 
-void check(int mpi_status, std::string_view what) {
-  if (mpi_status == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(mpi_status, text, &length);
-  throw CommError(fmt::format("{} failed: {}", what, std::string_view(text, length)));
-}
-
 // MPI counts and displacements are ints; larger buffers must be split by the caller.
 int mpi_count(std::size_t count, std::string_view what) {
   if (count > static_cast<std::size_t>(INT_MAX)) {
@@ -72,17 +64,18 @@ CommCounters operator-(CommCounters a, const CommCounters& b) {
   return a;
 }
 
-Communicator::Communicator(MPI_Comm comm, CommunicatorOptions options) : options_(std::move(options)) {
-  check(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
+Communicator::Communicator(MPI_Comm comm, CommunicatorOptions options)
+    : options_(std::move(options)), control_(comm) {
+  check_mpi(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
   if (options_.all_gather_algorithm == AllGatherAlgorithm::RecursiveDoubling && !is_power_of_two(size_)) {
     throw ConfigError(fmt::format(
         "the recursive_doubling all-gather needs a power-of-two number of ranks, this job has {}; "
         "choose ring or bruck", size_));
   }
-  check(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
   // Errors come back as CommError with MPI's message instead of aborting the job.
-  check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-  check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   last_exit_ = now();
 }
 
@@ -113,7 +106,7 @@ void Communicator::synchronize_clock() {
   local.push_back(pending_comm_s_);
   std::vector<double> slowest(local.size());
   if (options_.mode != NetworkMode::Off && size_ > 1) {
-    check(MPI_Allreduce(local.data(), slowest.data(), mpi_count(local.size(), "clock"), MPI_DOUBLE,
+    check_mpi(MPI_Allreduce(local.data(), slowest.data(), mpi_count(local.size(), "clock"), MPI_DOUBLE,
                         MPI_MAX, comm_),
           "MPI_Allreduce (simulated clock)");
   } else {
@@ -144,7 +137,7 @@ Communicator::CallStart Communicator::begin_call() {
     // A collective cannot finish before its last rank has arrived: wait for it, so the modelled
     // time is counted from there on every rank (without this, an early rank would overlap its
     // wait for a late one with the modelled transfer and leave too soon).
-    check(MPI_Barrier(comm_), "MPI_Barrier (throttle)");
+    check_mpi(MPI_Barrier(comm_), "MPI_Barrier (throttle)");
   }
   return {arrival, now()};
 }
@@ -182,8 +175,8 @@ MPI_Datatype Communicator::element_type(std::size_t element_bytes) {
     if (bytes == element_bytes) return type;
   }
   MPI_Datatype type = MPI_DATATYPE_NULL;
-  check(MPI_Type_contiguous(mpi_count(element_bytes, "element size"), MPI_BYTE, &type), "MPI_Type_contiguous");
-  check(MPI_Type_commit(&type), "MPI_Type_commit");
+  check_mpi(MPI_Type_contiguous(mpi_count(element_bytes, "element size"), MPI_BYTE, &type), "MPI_Type_contiguous");
+  check_mpi(MPI_Type_commit(&type), "MPI_Type_commit");
   element_types_.emplace_back(element_bytes, type);
   return type;
 }
@@ -195,7 +188,7 @@ void Communicator::all_reduce_elements(void* data, std::size_t count, MPI_Dataty
   const RankCost cost = cached_cost({CollectiveKind::AllReduce, count, element_bytes}, [&] {
     return options_.network.all_reduce(options_.all_reduce_algorithm, size_, count, element_bytes);
   });
-  check(MPI_Allreduce(MPI_IN_PLACE, data, n, type, MPI_SUM, comm_), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, n, type, MPI_SUM, comm_), "MPI_Allreduce");
   end_call(CollectiveKind::AllReduce, count * element_bytes, cost, start);
 }
 
@@ -206,14 +199,14 @@ void Communicator::all_reduce_16bit(std::span<std::uint16_t> data, kernels::Valu
     MPI_User_function* function = format == kernels::ValueType::F16
                                       ? &sum_16bit<kernels::f16_to_float, kernels::float_to_f16>
                                       : &sum_16bit<kernels::bf16_to_float, kernels::float_to_bf16>;
-    check(MPI_Op_create(function, 1, &op), "MPI_Op_create");
+    check_mpi(MPI_Op_create(function, 1, &op), "MPI_Op_create");
   }
   const int n = mpi_count(data.size(), "all_reduce_16bit");
   const CallStart start = begin_call();
   const RankCost cost = cached_cost({CollectiveKind::AllReduce, data.size(), 2}, [&] {
     return options_.network.all_reduce(options_.all_reduce_algorithm, size_, data.size(), 2);
   });
-  check(MPI_Allreduce(MPI_IN_PLACE, data.data(), n, MPI_UINT16_T, op, comm_), "MPI_Allreduce (16-bit)");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, data.data(), n, MPI_UINT16_T, op, comm_), "MPI_Allreduce (16-bit)");
   end_call(CollectiveKind::AllReduce, data.size() * 2, cost, start);
 }
 
@@ -226,7 +219,7 @@ void Communicator::all_gather_elements(const void* mine, std::size_t count, void
     const std::vector<std::uint64_t> blocks(static_cast<std::size_t>(size_), count * element_bytes);
     return options_.network.all_gather(options_.all_gather_algorithm, blocks);
   });
-  check(MPI_Allgather(mine, n, type, all, n, type, comm_), "MPI_Allgather");
+  check_mpi(MPI_Allgather(mine, n, type, all, n, type, comm_), "MPI_Allgather");
   end_call(CollectiveKind::AllGather, count * element_bytes, cost, start);
 }
 
@@ -245,7 +238,7 @@ void Communicator::all_gather_v_elements(const void* mine, std::span<const std::
   // Variable sizes change from call to call: not cached.
   const CallStart start = begin_call();
   const RankCost cost = rank_cost(options_.network.all_gather(options_.all_gather_algorithm, blocks));
-  check(MPI_Allgatherv(mine, mpi_counts[static_cast<std::size_t>(rank_)], type, all, mpi_counts.data(),
+  check_mpi(MPI_Allgatherv(mine, mpi_counts[static_cast<std::size_t>(rank_)], type, all, mpi_counts.data(),
                        displacements.data(), type, comm_),
         "MPI_Allgatherv");
   end_call(CollectiveKind::AllGather, blocks[static_cast<std::size_t>(rank_)], cost, start);
@@ -268,7 +261,7 @@ void Communicator::broadcast_elements(void* data, std::size_t count, std::size_t
   const CallStart start = begin_call();
   const RankCost cost = cached_cost({CollectiveKind::Broadcast, bytes, static_cast<std::uint64_t>(root)},
                                     [&] { return options_.network.broadcast(size_, root, bytes); });
-  check(MPI_Bcast(data, n, type, root, comm_), "MPI_Bcast");
+  check_mpi(MPI_Bcast(data, n, type, root, comm_), "MPI_Bcast");
   end_call(CollectiveKind::Broadcast, count * element_bytes, cost, start);
 }
 
@@ -276,7 +269,7 @@ void Communicator::barrier() {
   const CallStart start = begin_call();
   const RankCost cost =
       cached_cost({CollectiveKind::Barrier, 0, 0}, [&] { return options_.network.barrier(size_); });
-  check(MPI_Barrier(comm_), "MPI_Barrier");
+  check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
   end_call(CollectiveKind::Barrier, 0, cost, start);
 }
 

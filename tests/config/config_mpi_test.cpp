@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "lowcomm/config/config.hpp"
+#include "lowcomm/comm/config_agreement.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm {
@@ -36,8 +36,9 @@ int size_of(MPI_Comm comm) {
 
 // The message thrown on this rank, or "" when nothing was thrown.
 std::string check_error(const Config& config) {
+  const ControlChannel control(MPI_COMM_WORLD);
   try {
-    require_identical_on_all_ranks(config, MPI_COMM_WORLD);
+    require_identical_on_all_ranks(config, control);
   } catch (const ConfigError& error) {
     return error.what();
   }
@@ -47,7 +48,8 @@ std::string check_error(const Config& config) {
 TEST(ConfigAcrossRanks, IdenticalConfigsPass) {
   const std::vector<std::string> overrides = {"bench.iterations=20", "network.scenario=consumer"};
   const Config config = Config::defaults(schema(), overrides);
-  EXPECT_NO_THROW(require_identical_on_all_ranks(config, MPI_COMM_WORLD));
+  const ControlChannel control(MPI_COMM_WORLD);
+  EXPECT_NO_THROW(require_identical_on_all_ranks(config, control));
 }
 
 TEST(ConfigAcrossRanks, LastRankDifferingThrowsOnEveryRank) {

@@ -11,19 +11,17 @@
 
 namespace lowcomm::cli {
 
-CheckpointStore::CheckpointStore(std::filesystem::path run_dir, MPI_Comm comm)
-    : dir_(std::move(run_dir) / "checkpoints"), comm_(comm) {
-  MPI_Comm_rank(comm_, &rank_);
-}
+CheckpointStore::CheckpointStore(std::filesystem::path run_dir, const ControlChannel& control)
+    : dir_(std::move(run_dir) / "checkpoints"), control_(control) {}
 
 std::filesystem::path CheckpointStore::step_dir(std::int64_t step) const {
   return dir_ / fmt::format("step-{:08d}", step);
 }
 
 void CheckpointStore::save(std::int64_t step, const StateDict& state) const {
-  on_rank_zero_agreed(comm_, [&] { std::filesystem::create_directories(step_dir(step)); });
-  agree_on_failure(comm_, [&] { write_checkpoint(step_dir(step) / fmt::format("rank-{:04d}.h5", rank_), state); });
-  on_rank_zero_agreed(comm_, [&] {
+  on_rank_zero_agreed(control_, [&] { std::filesystem::create_directories(step_dir(step)); });
+  agree_on_failure(control_, [&] { write_checkpoint(step_dir(step) / fmt::format("rank-{:04d}.h5", control_.rank()), state); });
+  on_rank_zero_agreed(control_, [&] {
     const std::filesystem::path latest = dir_ / "latest", partial = dir_ / "latest.partial";
     {
       std::ofstream out(partial, std::ios::trunc);
@@ -42,7 +40,7 @@ void CheckpointStore::save(std::int64_t step, const StateDict& state) const {
 
 std::optional<std::int64_t> CheckpointStore::latest() const {
   std::int64_t step = -1;
-  on_rank_zero_agreed(comm_, [&] {
+  on_rank_zero_agreed(control_, [&] {
     std::ifstream in(dir_ / "latest");
     if (!in) return;
     if (!(in >> step) || step < 0) {
@@ -50,12 +48,12 @@ std::optional<std::int64_t> CheckpointStore::latest() const {
                                  "start over", (dir_ / "latest").string()));
     }
   });
-  MPI_Bcast(&step, 1, MPI_INT64_T, 0, comm_);
+  step = control_.broadcast(step);
   return step < 0 ? std::nullopt : std::optional(step);
 }
 
 StateDict CheckpointStore::load(std::int64_t step) const {
-  const std::filesystem::path file = step_dir(step) / fmt::format("rank-{:04d}.h5", rank_);
+  const std::filesystem::path file = step_dir(step) / fmt::format("rank-{:04d}.h5", control_.rank());
   if (!std::filesystem::exists(file)) {
     throw LogError(fmt::format("checkpoint {} is missing: a run resumes with the number of ranks it "
                                "was started with", file.string()));

@@ -3,19 +3,18 @@
 // (checkpoint_file.hpp), and DIR/checkpoints/latest, a text file naming the last complete step.
 // `latest` is replaced (written aside, renamed) only after every rank has written its file, and
 // older steps are removed after that, so a run killed at any moment keeps one whole checkpoint.
-#include <mpi.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 
+#include "lowcomm/comm/control_channel.hpp"
 #include "lowcomm/core/state_dict.hpp"
 
 namespace lowcomm::cli {
 
 class CheckpointStore {
  public:
-  CheckpointStore(std::filesystem::path run_dir, MPI_Comm comm);
+  CheckpointStore(std::filesystem::path run_dir, const ControlChannel& control);
 
   // Collective: every rank writes its state for resuming at `step`. Throws LogError (agreed on
   // all ranks) when a file cannot be written.
@@ -33,8 +32,7 @@ class CheckpointStore {
  private:
   std::filesystem::path step_dir(std::int64_t step) const;
   std::filesystem::path dir_;
-  MPI_Comm comm_;
-  int rank_ = 0;
+  const ControlChannel& control_;
 };
 
 }  // namespace lowcomm::cli

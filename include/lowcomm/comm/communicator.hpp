@@ -4,7 +4,8 @@
 // host buffers, and records for this rank the bytes the modelled algorithm sends and receives,
 // the measured time, and the time the network model charges. The simulated clock adds measured
 // compute to modelled communication, so a run on a fast cluster answers "how long would this
-// take on 100 Mbps links?".
+// take on 100 Mbps links?". Bookkeeping between the ranks (agreement, metrics gathered for the
+// log) goes through control(), which is never counted.
 #include <mpi.h>
 
 #include <array>
@@ -17,6 +18,8 @@
 #include <vector>
 
 #include "lowcomm/comm/collective.hpp"
+#include "lowcomm/comm/control_channel.hpp"
+#include "lowcomm/comm/mpi_types.hpp"
 #include "lowcomm/comm/network_model.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/float16.hpp"
@@ -61,16 +64,6 @@ struct CommunicatorOptions {
   AllGatherAlgorithm all_gather_algorithm = AllGatherAlgorithm::Ring;
   bool keep_records = false;
 };
-
-// The element types an all-reduce accepts (they map to MPI's predefined datatypes).
-template <class T>
-concept Reducible = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t> ||
-                    std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>;
-
-// Gathers and broadcasts move any plain bytes (compressed payloads, index/value structs...).
-template <class T>
-concept Transferable = std::is_trivially_copyable_v<T>;
 
 class Communicator {
  public:
@@ -132,10 +125,10 @@ class Communicator {
 
   const CommunicatorOptions& options() const { return options_; }
 
- private:
-  template <class T>
-  static MPI_Datatype reduce_type();
+  // The uncounted channel over the same ranks, for everything that is not training traffic.
+  const ControlChannel& control() const { return control_; }
 
+ private:
   void all_reduce_elements(void* data, std::size_t count, MPI_Datatype type, std::size_t element_bytes);
   void all_gather_elements(const void* mine, std::size_t count, void* all, std::size_t element_bytes);
   void all_gather_v_elements(const void* mine, std::span<const std::size_t> counts, void* all,
@@ -186,19 +179,10 @@ class Communicator {
   std::vector<double> pending_compute_s_;
   double pending_comm_s_ = 0.0;
   double last_exit_ = 0.0;  // wall time when the previous collective returned
+  ControlChannel control_;
 };
 
 // ---- template definitions --------------------------------------------------------------------
-
-template <class T>
-MPI_Datatype Communicator::reduce_type() {
-  if constexpr (std::is_same_v<T, float>) return MPI_FLOAT;
-  if constexpr (std::is_same_v<T, double>) return MPI_DOUBLE;
-  if constexpr (std::is_same_v<T, std::int32_t>) return MPI_INT32_T;
-  if constexpr (std::is_same_v<T, std::int64_t>) return MPI_INT64_T;
-  if constexpr (std::is_same_v<T, std::uint32_t>) return MPI_UINT32_T;
-  if constexpr (std::is_same_v<T, std::uint64_t>) return MPI_UINT64_T;
-}
 
 template <Reducible T>
 void Communicator::all_reduce(std::span<T> data, ReduceOp op) {
@@ -208,7 +192,7 @@ void Communicator::all_reduce(std::span<T> data, ReduceOp op) {
                       "use ReduceOp::Sum for integers and divide yourself");
     }
   }
-  all_reduce_elements(data.data(), data.size(), reduce_type<T>(), sizeof(T));
+  all_reduce_elements(data.data(), data.size(), mpi_datatype<T>(), sizeof(T));
   if (op == ReduceOp::Average) {
     const T ranks = static_cast<T>(size_);
     for (T& x : data) x /= ranks;

@@ -2,7 +2,6 @@
 // Configuration: a schema of typed, documented keys; a TOML file plus `--set key=value`
 // overrides validated against it (every problem reported at once, each saying what to change);
 // and the resolved result, whose text and hash let all ranks check they run the same experiment.
-#include <mpi.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -104,10 +103,5 @@ class Config {
   ConfigSchema schema_;
   std::map<std::string, ConfigValue, std::less<>> values_;  // by concrete path
 };
-
-// Every rank must hold the same resolved configuration. Collective over comm: compares hash()
-// and, where they differ, throws lowcomm::ConfigError on every rank naming the ranks that differ
-// from rank 0.
-void require_identical_on_all_ranks(const Config& config, MPI_Comm comm);
 
 }  // namespace lowcomm

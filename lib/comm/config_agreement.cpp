@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "lowcomm/config/config.hpp"
+#include "lowcomm/comm/config_agreement.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm {
@@ -37,20 +37,15 @@ std::string differing_ranks_message(const std::vector<std::uint64_t>& hashes) {
 
 }  // namespace
 
-void require_identical_on_all_ranks(const Config& config, MPI_Comm comm) {
+void require_identical_on_all_ranks(const Config& config, const ControlChannel& control) {
   const std::uint64_t hash = config.hash();
   // One all-reduce of {hash, ~hash} under MAX yields the maximum and the complement of the
   // minimum: they are equal exactly when all ranks agree, the common case, at O(1) cost.
-  std::uint64_t local[2] = {hash, ~hash};
-  std::uint64_t extreme[2] = {0, 0};
-  MPI_Allreduce(local, extreme, 2, MPI_UINT64_T, MPI_MAX, comm);
+  std::uint64_t extreme[2] = {hash, ~hash};
+  control.max_each(std::span<std::uint64_t>(extreme));
   if (extreme[0] == ~extreme[1]) return;
   // Every rank took this branch, so all can afford one gather to name the ranks that differ.
-  int size = 0;
-  MPI_Comm_size(comm, &size);
-  std::vector<std::uint64_t> hashes(static_cast<std::size_t>(size));
-  MPI_Allgather(&hash, 1, MPI_UINT64_T, hashes.data(), 1, MPI_UINT64_T, comm);
-  throw ConfigError(differing_ranks_message(hashes));
+  throw ConfigError(differing_ranks_message(control.all_gather(hash)));
 }
 
 }  // namespace lowcomm
