@@ -110,8 +110,11 @@ void print_info() {
   for (const StrategyInfo* info : StrategyRegistry::global().all()) {
     std::cout << fmt::format("  {:<14} {}\n", info->name, info->description);
   }
-  std::cout << "\nOptimizers (optimizer.name): sgd, adamw, signum; schedules (schedule.name): constant, "
-               "cosine, wsd\n";
+  std::cout << "\nOptimizers (optimizer.name):\n";
+  for (const OptimizerInfo* info : OptimizerRegistry::global().all()) {
+    std::cout << fmt::format("  {:<14} {}\n", info->name, info->description);
+  }
+  std::cout << "\nSchedules (schedule.name): constant, cosine, wsd\n";
   ConfigSchema strategies;
   StrategyRegistry::global().add_config_keys(strategies);
   print_keys(strategies, "Strategy keys");

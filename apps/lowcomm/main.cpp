@@ -13,9 +13,10 @@ int main(int argc, char** argv) {
   CLI::App app{"lowcomm: low-communication distributed training research toolkit", "lowcomm"};
   app.set_version_flag("--version", std::string(lowcomm::build_info().version));
   app.require_subcommand(1);
-  app.add_option("--plugin", "load a shared library that registers compressors or strategies "
+  app.add_option("--plugin", "load a shared library that registers compressors, strategies or optimizers "
                              "(repeatable; also LOWCOMM_PLUGINS=a.so:b.so)")
       ->type_name("LIBRARY")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->each(lowcomm::cli::load_plugin);
   lowcomm::cli::add_info_command(app);
   lowcomm::cli::add_bench_command(app);
@@ -28,7 +29,11 @@ int main(int argc, char** argv) {
     lowcomm::cli::load_plugins_from_environment();
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // MPI has not started yet: under mpiexec every rank parses, and only the first speaks.
+    // --help and --version exit 0; a mistake on the command line is a usage error, 2.
+    if (e.get_exit_code() == 0) return lowcomm::cli::launcher_rank() == 0 ? app.exit(e) : 0;
+    if (lowcomm::cli::launcher_rank() == 0) app.exit(e);
+    return 2;
   } catch (...) {
     return lowcomm::cli::report_failure(std::current_exception());
   }

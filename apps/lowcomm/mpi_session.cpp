@@ -3,6 +3,7 @@
 #include "lowcomm/comm/threads.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 
@@ -42,6 +43,13 @@ MpiSession::~MpiSession() {
 }
 
 int rank_for_messages() { return g_rank_for_messages; }
+
+int launcher_rank() {
+  for (const char* variable : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const char* value = std::getenv(variable)) return std::atoi(value);
+  }
+  return 0;
+}
 
 int exit_status_of(const std::exception_ptr& error) {
   try {

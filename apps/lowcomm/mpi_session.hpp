@@ -54,6 +54,10 @@ class MpiSession {
 // error messages after MPI has been finalised.
 int rank_for_messages();
 
+// The rank the launcher gave this process (mpiexec, srun), read from its environment before MPI
+// starts; 0 when not launched as one of several ranks.
+int launcher_rank();
+
 // Runs `work` on every rank (or only on rank 0) and makes all ranks agree on the outcome, so
 // that a failure on some ranks cannot leave the others waiting in a collective. If rank 0
 // failed, only rank 0 reports its error (one message, not W copies); otherwise every failed rank

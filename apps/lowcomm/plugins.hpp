@@ -1,5 +1,5 @@
 #pragma once
-// Plug-ins: shared libraries that register compressors (or, later, strategies) when loaded.
+// Plug-ins: shared libraries that register compressors, strategies or optimizers when loaded.
 // `lowcomm --plugin libmine.so ...` or LOWCOMM_PLUGINS=a.so:b.so loads them before the command
 // runs, so their names work everywhere a built-in's does (docs/plugins.md).
 #include <string>

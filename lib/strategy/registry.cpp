@@ -20,39 +20,8 @@ StrategyRegistry& StrategyRegistry::global() {
   return registry;
 }
 
-void StrategyRegistry::add(StrategyInfo info) {
-  const bool valid_name = !info.name.empty() && std::ranges::all_of(info.name, [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-  });
-  if (!valid_name) {
-    throw Error(fmt::format("strategy name '{}' must be lower-case letters, digits and '_'", info.name));
-  }
-  if (!info.create) throw Error(fmt::format("strategy '{}' has no factory", info.name));
-  if (std::ranges::find(strategies_, info.name, &StrategyInfo::name) != strategies_.end()) {
-    throw Error(fmt::format("a strategy named '{}' is already registered", info.name));
-  }
-  strategies_.push_back(std::move(info));
-}
-
-const StrategyInfo& StrategyRegistry::find(std::string_view name) const {
-  const auto found = std::ranges::find(strategies_, name, &StrategyInfo::name);
-  if (found != strategies_.end()) return *found;
-  std::vector<std::string_view> names;
-  for (const StrategyInfo* info : all()) names.push_back(info->name);
-  throw ConfigError(fmt::format("unknown strategy '{}': registered are {}", name, fmt::join(names, ", ")));
-}
-
-std::vector<const StrategyInfo*> StrategyRegistry::all() const {
-  std::vector<const StrategyInfo*> sorted;
-  for (const StrategyInfo& info : strategies_) sorted.push_back(&info);
-  std::ranges::sort(sorted, {}, &StrategyInfo::name);
-  return sorted;
-}
-
 void StrategyRegistry::add_config_keys(ConfigSchema& schema) const {
-  std::vector<std::string> names;
-  for (const StrategyInfo* info : all()) names.push_back(info->name);
-  schema.string("strategy.name", "data_parallel", "how a step synchronises (lowcomm info lists them)", names);
+  schema.string("strategy.name", "data_parallel", "how a step synchronises (lowcomm info lists them)", names());
   for (const StrategyInfo* info : all()) {
     for (ConfigKey key : info->parameters) {
       key.path = fmt::format("strategy.{}.{}", info->name, key.path);
@@ -72,7 +41,9 @@ void add_strategy_keys(ConfigSchema& schema, std::string_view default_optimizer)
   add_compute_keys(schema);
 }
 
-RegisterStrategy::RegisterStrategy(StrategyInfo info) { StrategyRegistry::global().add(std::move(info)); }
+RegisterStrategy::RegisterStrategy(StrategyInfo info) {
+  register_statically(StrategyRegistry::global(), std::move(info));
+}
 
 void register_builtin_strategies(StrategyRegistry& registry) {
   registry.add(strategy::data_parallel_strategy());

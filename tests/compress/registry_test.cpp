@@ -5,6 +5,7 @@
 
 #include "lowcomm/compress/error_feedback.hpp"
 #include "lowcomm/compress/registry.hpp"
+#include "lowcomm/optim/registry.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm {
@@ -84,6 +85,61 @@ TEST(CompressorRegistry, ErrorsSayWhatToChange) {
   const Config global = Config::defaults(schema, std::vector<std::string>{"compressor.name=dummy",
                                                                            "compressor.granularity=global"});
   EXPECT_THAT(config_error([&] { registry.create(global); }), HasSubstr("does not support"));
+}
+
+TEST(Registry, NamesWhereEachEntryCameFrom) {
+  CompressorRegistry registry;
+  registry.add(dummy_info("dummy"));
+  {
+    const RegistrationSource loading("/plugins/libfirst.so");
+    registry.add(dummy_info("mine"));
+  }
+  const RegistrationSource loading("/plugins/libsecond.so");
+  try {
+    registry.add(dummy_info("mine"));
+    ADD_FAILURE() << "a name registered twice was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("compressor named 'mine' is already registered (by /plugins/libfirst.so); "
+                                    "/plugins/libsecond.so registers it again"));
+  }
+  EXPECT_THAT(config_error([&] { registry.find("minr"); }),
+              HasSubstr("registered are dummy, mine (from /plugins/libfirst.so)"));
+  // A static registration object defers its error to the loader instead of terminating.
+  const std::size_t before = registrations_made();
+  register_statically(registry, dummy_info("mine"));
+  register_statically(registry, dummy_info("other"));
+  EXPECT_EQ(registrations_made(), before + 1);
+  const std::vector<std::string> errors = take_registration_errors();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], HasSubstr("'mine' is already registered"));
+  EXPECT_TRUE(take_registration_errors().empty());
+}
+
+TEST(OptimizerRegistry, APluggedInOptimizerIsMadeByName) {
+  OptimizerRegistry& registry = OptimizerRegistry::global();
+  const RegistrationSource loading("/plugins/libopt.so");
+  struct Halve final : Optimizer {
+    std::string_view name() const override { return "halve"; }
+    void step(std::span<const std::span<float>> params, std::span<const std::span<const float>>, double) override {
+      for (std::span<float> p : params) for (float& x : p) x *= 0.5f;
+    }
+    std::int64_t steps() const override { return 0; }
+    void save_state(StateDict&, std::string_view) const override {}
+    void load_state(const StateDict&, std::string_view) override {}
+  };
+  RegisterOptimizer registration{{.name = "halve_test", .description = "for tests", .parameters = {},
+                                  .create = [](const OptimizerParameters&) -> std::unique_ptr<Optimizer> {
+                                    return std::make_unique<Halve>();
+                                  }}};
+  EXPECT_TRUE(take_registration_errors().empty());
+  ConfigSchema schema;
+  add_optimizer_keys(schema);
+  const Config config = Config::defaults(schema, std::vector<std::string>{"optimizer.name=halve_test"});
+  std::vector<float> x{2.0f, 4.0f};
+  const std::vector<std::span<float>> params{x};
+  make_optimizer(config)->step(params, {}, 1.0);
+  EXPECT_EQ(x, (std::vector<float>{1.0f, 2.0f}));
+  EXPECT_EQ(registry.find("halve_test").description, "for tests");
 }
 
 TEST(CompressorRegistry, GlobalRegistryHasTheBuiltins) {

@@ -11,28 +11,14 @@
 #include <vector>
 
 #include "lowcomm/compress/compressor.hpp"
+#include "lowcomm/config/component_parameters.hpp"
 #include "lowcomm/config/config.hpp"
+#include "lowcomm/core/registry.hpp"
 
 namespace lowcomm {
 
-// A compressor's own configuration keys, read from a resolved Config.
-class CompressorParameters {
- public:
-  CompressorParameters(const Config& config, std::string prefix);  // prefix "compressor.topk"
-  bool has(std::string_view name) const;
-  bool get_bool(std::string_view name) const;
-  std::int64_t get_int(std::string_view name) const;
-  double get_double(std::string_view name) const;
-  const std::string& get_string(std::string_view name) const;
-  // Throws ConfigError "<prefix>.<name>: <why>" for constraints between parameters that the
-  // schema cannot express (k and ratio both set, ...).
-  [[noreturn]] void reject(std::string_view name, std::string_view why) const;
-
- private:
-  std::string key(std::string_view name) const;
-  const Config& config_;
-  std::string prefix_;
-};
+// A compressor's own configuration keys (compressor.<name>.*), read from a resolved Config.
+using CompressorParameters = ComponentParameters;
 
 struct CompressorInfo {
   std::string name;
@@ -42,16 +28,13 @@ struct CompressorInfo {
   std::function<std::unique_ptr<Compressor>(const CompressorParameters&)> create;
 };
 
-class CompressorRegistry {
+// add, find, all and names: core/registry.hpp.
+class CompressorRegistry : public Registry<CompressorInfo> {
  public:
+  CompressorRegistry() : Registry("compressor") {}
+
   // The process-wide registry, with the built-in compressors in it.
   static CompressorRegistry& global();
-
-  // Throws lowcomm::Error for a duplicate or malformed name, or a missing factory.
-  void add(CompressorInfo info);
-  // Throws ConfigError naming the registered compressors when `name` is not one of them.
-  const CompressorInfo& find(std::string_view name) const;
-  std::vector<const CompressorInfo*> all() const;  // sorted by name
 
   // Adds <prefix>.name, <prefix>.granularity, <prefix>.bucket_mb, and for every compressor
   // <prefix>.<name>.<parameter> and <prefix>.<name>.error_feedback.
@@ -61,13 +44,11 @@ class CompressorRegistry {
   // <prefix>.<name>.error_feedback is true. Throws ConfigError for invalid parameters, or for a
   // granularity the compressor does not support.
   std::unique_ptr<Compressor> create(const Config& config, std::string_view prefix = "compressor") const;
-
- private:
-  std::vector<CompressorInfo> compressors_;
 };
 
 // `static lowcomm::RegisterCompressor registration{{.name = "mine", ...}};` in a plug-in's source
-// adds it to the global registry when the plug-in is loaded.
+// adds it to the global registry when the plug-in is loaded (an error, such as a name taken
+// already, is reported by the loader, naming the library).
 struct RegisterCompressor {
   explicit RegisterCompressor(CompressorInfo info);
 };

@@ -1,22 +1,55 @@
 #pragma once
-// Local optimizers by name, from the configuration: <prefix>.name chooses one of sgd | adamw |
-// signum and <prefix>.<name>.<parameter> sets its parameters (docs/optimizers.md lists them).
-// The learning rate is not among them: it comes from the schedule (lr_schedule.hpp) every step.
+// Local optimizers by name, like compressors and strategies (core/registry.hpp): <prefix>.name
+// chooses one (sgd | adamw | signum built in, and any a plug-in registers) and
+// <prefix>.<name>.<parameter> sets its parameters (docs/optimizers.md lists them). The learning
+// rate is not among them: it comes from the schedule (lr_schedule.hpp) every step.
+#include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "lowcomm/config/component_parameters.hpp"
 #include "lowcomm/config/config.hpp"
+#include "lowcomm/core/registry.hpp"
 #include "lowcomm/optim/optimizer.hpp"
 
 namespace lowcomm {
 
-// Adds <prefix>.name (default `default_name`) and every optimizer's parameters with their defaults.
+// An optimizer's own configuration keys (<prefix>.<name>.*); prefix() names them in errors.
+using OptimizerParameters = ComponentParameters;
+
+struct OptimizerInfo {
+  std::string name;
+  std::string description;
+  std::vector<ConfigKey> parameters;  // paths relative to <prefix>.<name>, e.g. "beta1"
+  // Throws ConfigError naming the key for a value the optimizer rejects.
+  std::function<std::unique_ptr<Optimizer>(const OptimizerParameters&)> create;
+};
+
+// add, find, all and names: core/registry.hpp.
+class OptimizerRegistry : public Registry<OptimizerInfo> {
+ public:
+  OptimizerRegistry() : Registry("optimizer") {}
+
+  // The process-wide registry with the built-in optimizers in it.
+  static OptimizerRegistry& global();
+
+  // Adds <prefix>.name (default `default_name`) and every optimizer's parameters.
+  void add_config_keys(ConfigSchema& schema, std::string_view prefix, std::string_view default_name) const;
+
+  // The optimizer <prefix>.name names.
+  std::unique_ptr<Optimizer> create(const Config& config, std::string_view prefix) const;
+};
+
+// `static lowcomm::RegisterOptimizer registration{{.name = "mine", ...}};` in a plug-in.
+struct RegisterOptimizer {
+  explicit RegisterOptimizer(OptimizerInfo info);
+};
+
+// The global registry's add_config_keys and create.
 void add_optimizer_keys(ConfigSchema& schema, std::string_view prefix = "optimizer",
                         std::string_view default_name = "adamw");
-
-// The optimizer the configuration names. Throws ConfigError naming the key for a value the
-// optimizer rejects (a β of 1, Nesterov without momentum, ...).
-std::unique_ptr<Optimizer> make_optimizer(const Config& config,
-                                          std::string_view prefix = "optimizer");
+std::unique_ptr<Optimizer> make_optimizer(const Config& config, std::string_view prefix = "optimizer");
 
 }  // namespace lowcomm

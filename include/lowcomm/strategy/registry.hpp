@@ -14,6 +14,7 @@
 #include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/compress/unit.hpp"
 #include "lowcomm/config/config.hpp"
+#include "lowcomm/core/registry.hpp"
 #include "lowcomm/strategy/strategy.hpp"
 
 namespace lowcomm {
@@ -34,16 +35,13 @@ struct StrategyInfo {
   std::function<std::unique_ptr<Strategy>(const StrategySetup&)> create;
 };
 
-class StrategyRegistry {
+// add, find, all and names: core/registry.hpp.
+class StrategyRegistry : public Registry<StrategyInfo> {
  public:
+  StrategyRegistry() : Registry("strategy") {}
+
   // The process-wide registry with the built-in strategies in it.
   static StrategyRegistry& global();
-
-  // Throws lowcomm::Error for a duplicate or malformed name or a missing factory.
-  void add(StrategyInfo info);
-  // Throws ConfigError naming the registered strategies when `name` is not one of them.
-  const StrategyInfo& find(std::string_view name) const;
-  std::vector<const StrategyInfo*> all() const;  // sorted by name
 
   // Adds strategy.name (default data_parallel) and strategy.<name>.<parameter> for every
   // strategy. The optimizer, schedule and compressor keys are added by their own functions.
@@ -51,9 +49,6 @@ class StrategyRegistry {
 
   // The strategy the configuration names. Throws ConfigError for invalid parameters.
   std::unique_ptr<Strategy> create(const StrategySetup& setup) const;
-
- private:
-  std::vector<StrategyInfo> strategies_;
 };
 
 // Adds every key a training run's strategy may read: strategy.*, optimizer.* (default
