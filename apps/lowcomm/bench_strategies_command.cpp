@@ -55,19 +55,20 @@ std::vector<TensorInfo> model_tensors(const std::string& which) {
 
 struct Case {
   std::string name;
-  std::vector<std::string> overrides;
+  std::vector<ConfigSetting> settings;
 };
 
 // The first case is the dense baseline the others' bytes are compared with.
 const std::vector<Case>& all_cases() {
   static const std::vector<Case> cases{
-      {"dp/none", {"strategy.name=data_parallel", "compressor.name=none"}},
-      {"dp/topk", {"strategy.name=data_parallel", "compressor.name=topk", "compressor.topk.error_feedback=true"}},
-      {"dp/powersgd", {"strategy.name=data_parallel", "compressor.name=powersgd"}},
-      {"demo/dct_topk", {"strategy.name=demo"}},
-      {"demo/1bit", {"strategy.name=demo", "strategy.demo.wire=compact_1bit"}},
-      {"diloco/none", {"strategy.name=diloco", "strategy.diloco.inner_steps=1"}},
-      {"diloco/bf16", {"strategy.name=diloco", "strategy.diloco.inner_steps=1", "compressor.none.value_type=bf16"}},
+      {"dp/none", {{"strategy.name", "data_parallel"}, {"compressor.name", "none"}}},
+      {"dp/topk", {{"strategy.name", "data_parallel"}, {"compressor.name", "topk"}, {"compressor.topk.error_feedback", true}}},
+      {"dp/powersgd", {{"strategy.name", "data_parallel"}, {"compressor.name", "powersgd"}}},
+      {"demo/dct_topk", {{"strategy.name", "demo"}}},
+      {"demo/1bit", {{"strategy.name", "demo"}, {"strategy.demo.wire", "compact_1bit"}}},
+      {"diloco/none", {{"strategy.name", "diloco"}, {"strategy.diloco.inner_steps", std::int64_t{1}}}},
+      {"diloco/bf16", {{"strategy.name", "diloco"}, {"strategy.diloco.inner_steps", std::int64_t{1}},
+                       {"compressor.none.value_type", "bf16"}}},
   };
   return cases;
 }
@@ -95,7 +96,7 @@ struct Result {
 
 Result measure(Communicator& comm, const Config& config, const Case& c, const std::vector<TensorInfo>& tensors,
                std::vector<float>& params, const std::vector<float>& grads, int iterations) {
-  const Config own = config.with(c.overrides);
+  const Config own = config.with(c.settings);
   const std::unique_ptr<Strategy> strategy = StrategyRegistry::global().create(
       {.comm = comm, .tensors = tensors, .config = own, .seed = static_cast<std::uint64_t>(own.get_int("seed")),
        .execution = execution_context_from_config(own)});

@@ -67,9 +67,10 @@ constexpr int kNonFiniteExit = 3;
 // remedies for a run stopped by NaN/Inf (the peak learning rate, clipping, the NaN policy).
 // Everything else must stay the same.
 std::int64_t resumable_hash(const Config& config) {
-  const std::vector<std::string> free{"train.steps=1",       "train.progress_every=1", "train.eval_every=0",
-                                      "train.checkpoint_every=0", "schedule.lr=1",    "train.grad_clip=0",
-                                      "train.nonfinite=stop"};
+  const std::vector<ConfigSetting> free{{"train.steps", std::int64_t{1}},      {"train.progress_every", std::int64_t{1}},
+                                        {"train.eval_every", std::int64_t{0}}, {"train.checkpoint_every", std::int64_t{0}},
+                                        {"schedule.lr", 1.0},                   {"train.grad_clip", 0.0},
+                                        {"train.nonfinite", "stop"}};
   return static_cast<std::int64_t>(config.with(free).hash());
 }
 

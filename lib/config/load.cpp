@@ -233,8 +233,32 @@ Config Config::defaults(const ConfigSchema& schema, std::span<const std::string>
   return from_string({}, schema, overrides, "<no config file>");
 }
 
-Config Config::with(std::span<const std::string> overrides) const {
-  return from_string(to_toml(), schema_, overrides, "<derived config>");
+Config Config::with(std::span<const ConfigSetting> settings) const {
+  std::map<std::string, ConfigValue, std::less<>> values = values_;
+  for (const auto& [path, given] : settings) {
+    const ConfigKey* key = schema_.find(path);
+    if (key == nullptr) throw Error(fmt::format("Config::with: '{}' is not a key of this configuration", path));
+    ConfigValue value = given;
+    if (key->type == ValueType::Float && std::holds_alternative<std::int64_t>(value)) {
+      value = static_cast<double>(std::get<std::int64_t>(value));
+    }
+    const bool fits = std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          switch (key->type) {
+            case ValueType::Boolean: return std::is_same_v<T, bool>;
+            case ValueType::Integer: return std::is_same_v<T, std::int64_t>;
+            case ValueType::Float: return std::is_same_v<T, double>;
+            case ValueType::String: return std::is_same_v<T, std::string>;
+          }
+          return false;
+        },
+        value);
+    if (!fits) throw Error(fmt::format("Config::with: '{}' given a value of another type", path));
+    if (auto why = config_detail::constraint_violation(*key, path, value)) throw ConfigError(*why);
+    values[path] = std::move(value);
+  }
+  return Config(schema_, std::move(values));
 }
 
 }  // namespace lowcomm

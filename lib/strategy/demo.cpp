@@ -38,6 +38,15 @@ struct DemoOptions {
   bool stale;
 };
 
+std::string to_text(const ConfigValue& value) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) return fmt::format("\"{}\"", v);
+        else return fmt::format("{}", v);
+      },
+      value);
+}
+
 // The transport's configuration: the run's, with compressor.name set to the transport and its
 // error feedback off (DeMo's own momentum is the error feedback).
 Config transport_config(const Config& config) {
@@ -51,20 +60,39 @@ Config transport_config(const Config& config) {
         "or leave compressor.name unset",
         transport, named, named));
   }
-  std::vector<std::string> overrides{"compressor.name=" + transport,
-                                     fmt::format("compressor.{}.error_feedback=false", transport)};
+  std::vector<ConfigSetting> settings{{"compressor.name", transport},
+                                      {fmt::format("compressor.{}.error_feedback", transport), false}};
   const std::string& wire = config.get_string("strategy.demo.wire");
   if (transport == "dct_topk") {
-    overrides.push_back("compressor.granularity=tensor");
-    overrides.push_back(fmt::format("compressor.dct_topk.topk={}", config.get_int("strategy.demo.compression_topk")));
-    overrides.push_back(fmt::format("compressor.dct_topk.chunk={}", config.get_int("strategy.demo.compression_chunk")));
-    overrides.push_back("compressor.dct_topk.wire=" + wire);
+    // DeMo's names for its transport's settings (the reference implementation's) win. A value set
+    // under the compressor's own names would be replaced silently, so it is refused.
+    const CompressorInfo& dct = CompressorRegistry::global().find("dct_topk");
+    const struct {
+      const char* demo;
+      const char* own;
+      ConfigValue value;
+    } aliases[] = {{"compression_topk", "topk", config.get_int("strategy.demo.compression_topk")},
+                   {"compression_chunk", "chunk", config.get_int("strategy.demo.compression_chunk")},
+                   {"wire", "wire", wire}};
+    for (const auto& [demo, own, value] : aliases) {
+      const std::string path = fmt::format("compressor.dct_topk.{}", own);
+      const ConfigKey& key = *std::ranges::find(dct.parameters, std::string_view(own), &ConfigKey::path);
+      const ConfigValue set = key.type == ValueType::String ? ConfigValue(config.get_string(path))
+                                                            : ConfigValue(config.get_int(path));
+      if (set != *key.default_value && set != value) {
+        throw ConfigError(fmt::format("strategy demo sets its DCT transport with strategy.demo.{} = {}, so {} = {} "
+                                      "would be ignored: set strategy.demo.{} instead",
+                                      demo, to_text(value), path, to_text(set), demo));
+      }
+      settings.push_back({path, value});
+    }
+    settings.push_back({"compressor.granularity", std::string("tensor")});
   } else if (wire != "reference") {
     throw ConfigError(fmt::format("strategy.demo.wire = \"{}\" applies to the dct_topk transport only; "
                                   "transport \"{}\" is set up by its compressor.{}.* keys",
                                   wire, transport, transport));
   }
-  return config.with(overrides);
+  return config.with(settings);
 }
 
 // REFERENCE.md §1: a prime dimension larger than the chunk degrades to blocks of length 1.

@@ -74,6 +74,33 @@ TEST(Config, DefaultsAreFilled) {
   EXPECT_TRUE(config.instances("network.rank.*.upload_mbps").empty());
 }
 
+TEST(Config, WithSetsTypedValuesCheckedAgainstTheSchema) {
+  const Config base = Config::from_string("seed = 7\n", test_schema(), Overrides{"bench.label=x"});
+  const std::vector<ConfigSetting> settings{{"network.scenario", "consumer"},
+                                            {"network.latency_ms", std::int64_t{30}},  // int for a Float key
+                                            {"network.rank.2.upload_mbps", 10.0},
+                                            {"bench.verbose", true}};
+  const Config derived = base.with(settings);
+  EXPECT_EQ(derived.get_string("network.scenario"), "consumer");
+  EXPECT_DOUBLE_EQ(derived.get_double("network.latency_ms"), 30.0);
+  EXPECT_EQ(derived.instances("network.rank.*.upload_mbps"), (std::vector<std::string>{"network.rank.2.upload_mbps"}));
+  EXPECT_TRUE(derived.get_bool("bench.verbose"));
+  EXPECT_EQ(derived.get_int("seed"), 7);  // the rest is the base's
+  EXPECT_EQ(derived.get_string("bench.label"), "x");
+  EXPECT_EQ(base.get_string("network.scenario"), "datacenter");  // the base is unchanged
+  // Equal to the same values read from text.
+  EXPECT_EQ(derived, Config::from_string(derived.to_toml(), test_schema()));
+
+  const std::vector<ConfigSetting> out_of_range{{"bench.iterations", std::int64_t{0}}};
+  EXPECT_THROW(base.with(out_of_range), ConfigError);
+  const std::vector<ConfigSetting> not_a_choice{{"network.scenario", "dialup"}};
+  EXPECT_THROW(base.with(not_a_choice), ConfigError);
+  const std::vector<ConfigSetting> wrong_type{{"bench.iterations", "ten"}};
+  EXPECT_THROW(base.with(wrong_type), Error);
+  const std::vector<ConfigSetting> unknown{{"bench.iteration", std::int64_t{3}}};
+  EXPECT_THROW(base.with(unknown), Error);
+}
+
 TEST(Config, ReadsTablesDottedKeysAndTopLevelKeys) {
   const Config config = Config::from_string(R"(
 seed = 7

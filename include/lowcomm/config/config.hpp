@@ -60,6 +60,12 @@ class ConfigSchema {
   std::map<std::string, ConfigKey, std::less<>> keys_;
 };
 
+// One key set to one typed value, as code (not a user) derives a configuration.
+struct ConfigSetting {
+  std::string path;
+  ConfigValue value;  // an integer for a Float key is converted
+};
+
 class Config {
  public:
   // Parse TOML, apply overrides "a.b=value" (the value is read as a TOML value, or as a plain
@@ -72,9 +78,11 @@ class Config {
                             std::string_view source_name = "<string>");
   static Config defaults(const ConfigSchema& schema, std::span<const std::string> overrides = {});
 
-  // This configuration with further "a.b=value" overrides applied and validated against the same
-  // schema: how a strategy derives the configuration of the compressor it drives.
-  Config with(std::span<const std::string> overrides) const;
+  // This configuration with `settings` applied, checked against the same schema's bounds and
+  // choices (ConfigError naming the key), without going through TOML text: how a strategy
+  // derives the configuration of the compressor it drives. A path the schema lacks, or a value of
+  // another type, is a programming error (lowcomm::Error).
+  Config with(std::span<const ConfigSetting> settings) const;
 
   // The getters throw lowcomm::Error for a path that is unknown, unset, or of another type: that
   // is a programming error, the schema is the caller's. get_double() is for Float keys only
