@@ -38,6 +38,8 @@
 #include "mpi_session.hpp"
 #include "run_config.hpp"
 #include "train/checkpoint_store.hpp"
+#include "train/fault_injection.hpp"
+#include "train/run_folder_lock.hpp"
 #include "train/progress_line.hpp"
 #include "train/stop_signal.hpp"
 #include "train/train_keys.hpp"
@@ -134,6 +136,7 @@ class Trainer {
   void prepare_run_folder() {
     on_rank_zero_agreed(control(), [&] {
       std::filesystem::create_directories(run_dir_);
+      lock_.emplace(run_dir_);  // before anything in the folder is read or removed
       const bool started = std::filesystem::exists(log_path()) || std::filesystem::exists(store_.folder());
       if (started && !arguments_.resume && !arguments_.force) {
         throw ConfigError(fmt::format("{} holds a run already: pass --resume to continue it, --force to start "
@@ -180,7 +183,13 @@ class Trainer {
       const LogSchema schema = training_log_schema(mpi_.size());
       if (arguments_.resume && std::filesystem::exists(log_path())) {
         log_.emplace(RunLog::append(log_path(), schema, {}, first_step_));
+        require_every_row_before(first_step_);
         return;
+      }
+      if (resumed_) {
+        throw LogError(fmt::format("{} has a checkpoint of step {} but no log.h5: the log of its first {} steps "
+                                   "is lost. Start over with --force, or keep the checkpoint and --out elsewhere",
+                                   run_dir_.string(), first_step_, first_step_));
       }
       RunMetadata metadata = RunMetadata::for_this_process(config_.to_toml(), mpi_.size(), {},
                                                            static_cast<std::uint64_t>(config_.get_int("seed")));
@@ -196,6 +205,18 @@ class Trainer {
       if (data_->loss_floor) metadata.extra["loss_floor"] = fmt::format("{:.17g}", *data_->loss_floor);
       log_.emplace(RunLog::create(log_path(), schema, metadata, {}, arguments_.force));
     });
+  }
+
+  // A resumed log must hold one row for each step before the checkpoint's: otherwise rows were
+  // lost (a log from an older lowcomm, whose checkpoint could overtake the log's last flush), and
+  // appending would leave a gap that the analysis would silently read across.
+  void require_every_row_before(std::int64_t step) const {
+    const std::int64_t rows = log_->rows("steps");
+    if (rows == step) return;
+    throw LogError(fmt::format("{} holds {} step rows but the checkpoint resumes at step {}: the rows of {} steps "
+                               "are missing, so the resumed log would have a gap. Start over with --force, or "
+                               "resume a copy of the run folder after checking its log",
+                               log_path().string(), rows, step, step - rows));
   }
 
   void open_trace() {
@@ -350,7 +371,11 @@ class Trainer {
     });
   }
 
+  // Crash-consistent: the log is flushed up to next_step before the checkpoint of next_step can
+  // become `latest`, so a resumed run never lacks the rows before the step it resumes at.
   void save_checkpoint(std::int64_t next_step) {
+    on_rank_zero_agreed(control(), [&] { log_->flush(); });
+    fault_point("log-flushed", next_step, mpi_.rank());
     StateDict state;
     state.put("model/parameters", model_->parameters());
     strategy_->save_state(state, "strategy/");
@@ -359,7 +384,6 @@ class Trainer {
     state.put("train/config_hash", resumable_hash(config_));
     state.put("train/simulated_ns", std::llround(clock_s_ * 1e9));
     store_.save(next_step, state);
-    on_rank_zero_agreed(control(), [&] { log_->flush(); });
   }
 
   void record_trace() {
@@ -386,6 +410,7 @@ class Trainer {
   CheckpointStore store_;
   std::int64_t steps_;
   std::vector<std::string> hosts_ = gather_host_names(mpi_.control());
+  std::optional<RunFolderLock> lock_;  // rank 0 holds it for the whole run, released after the log closes
 
   std::optional<TrainingData> data_;
   std::unique_ptr<gpt::GptModel> model_;

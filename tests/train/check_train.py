@@ -10,6 +10,13 @@
     check_train.py LOWCOMM MPIEXEC WORKDIR nonfinite
         a diverging run stops with exit 3, names the step, and leaves a checkpoint; with
         train.nonfinite = skip it finishes;
+    check_train.py LOWCOMM MPIEXEC WORKDIR crash_commit
+        rank 0 killed at each stage of a checkpoint's commit (LOWCOMM_TEST_FAULT): --resume ends
+        with a complete log, bitwise identical to an uninterrupted run; a log that lacks rows
+        before the checkpoint's step is refused on --resume, naming the gap;
+    check_train.py LOWCOMM MPIEXEC WORKDIR exclusive
+        a second run on a live run's folder is refused, fresh, with --force and with --resume,
+        naming the live run; once its holder is killed (SIGKILL), --resume takes the folder;
     check_train.py LOWCOMM MPIEXEC WORKDIR backends STRATEGY
         compute.backend = reference (the plain kernels, model and compressors) trains as the
         optimised cpu backend does, to float rounding, and a backend this build lacks is refused.
@@ -45,11 +52,11 @@ STRATEGY = {
 }
 
 
-def train(out, *extra, check=True, **popen):
+def train(out, *extra, check=True, env=None, **popen):
     command = [MPIEXEC, "-n", str(RANKS), "--oversubscribe", LOWCOMM, "train", "--out", out, *COMMON, *extra]
     if popen:
-        return subprocess.Popen(command, **popen)
-    result = subprocess.run(command, capture_output=True, text=True)
+        return subprocess.Popen(command, env=env, **popen)
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
     if check and result.returncode != 0:
         sys.exit(f"FAIL: {' '.join(command)} exited {result.returncode}\n{result.stdout}\n{result.stderr}")
     return result
@@ -135,6 +142,71 @@ def nonfinite():
     print("nonfinite: stop exits 3 with a checkpoint; skip finishes")
 
 
+def crash_commit():
+    run = ["--set", "train.steps=20", "--set", "train.eval_every=10", "--set", "train.checkpoint_every=7",
+           *STRATEGY["demo"]]
+    straight = os.path.join(WORK, "commit-straight")
+    train(straight, "--force", *run)
+    with h5py.File(os.path.join(straight, "log.h5"), "r") as f:
+        straight_loss = f["steps/loss"][:]
+    for point in ("log-flushed", "rank-files-written", "latest-committed"):
+        out = os.path.join(WORK, f"commit-{point}")
+        shutil.rmtree(out, ignore_errors=True)
+        killed = train(out, *run, check=False, env={**os.environ, "LOWCOMM_TEST_FAULT": f"{point}@14"})
+        text = killed.stdout + killed.stderr
+        assert killed.returncode != 0 and f"kills itself at {point} of step 14" in text, (point, killed.returncode, text)
+        train(out, "--resume", *run)
+        with h5py.File(os.path.join(out, "log.h5"), "r") as f:
+            steps = f["steps/step"][:].tolist()
+            assert steps == list(range(20)), (point, steps)
+            assert f["steps/loss"][:].tobytes() == straight_loss.tobytes(), point
+        assert final_parameters(out, 20).tobytes() == final_parameters(straight, 20).tobytes(), point
+        print(f"killed at {point} of step 14: resumed to a complete log, bitwise identical")
+
+    # A log that lacks rows before the checkpoint's step (what an older lowcomm could leave) is refused.
+    gap = os.path.join(WORK, "commit-gap")
+    shutil.rmtree(gap, ignore_errors=True)
+    train(gap, *run, check=False, env={**os.environ, "LOWCOMM_TEST_FAULT": "latest-committed@14"})
+    short = os.path.join(WORK, "commit-short")
+    train(short, "--force", *run[2:], "--set", "train.steps=7")  # the same run's log after step 7
+    shutil.copy(os.path.join(short, "log.h5"), os.path.join(gap, "log.h5"))
+    refused = train(gap, "--resume", *run, check=False)
+    text = refused.stdout + refused.stderr
+    assert refused.returncode == 1 and "holds 7 step rows but the checkpoint resumes at step 14" in text, \
+        (refused.returncode, text)
+    print("a log with rows missing before the checkpoint is refused on --resume")
+
+
+def exclusive():
+    out = os.path.join(WORK, "exclusive")
+    shutil.rmtree(out, ignore_errors=True)
+    run = ["--set", "train.steps=100000", "--set", "train.eval_every=0", "--set", "train.checkpoint_every=5",
+           *STRATEGY["data_parallel"]]
+    first = train(out, *run, "--set", "train.progress_every=1", stdout=subprocess.PIPE,
+                  stderr=subprocess.STDOUT, text=True)
+    try:
+        for line in first.stdout:  # a checkpoint and some log rows exist after step 6
+            if line.startswith("step 6/"):
+                break
+        with open(os.path.join(out, "lock")) as f:
+            holder = f.read()
+        assert "pid" in holder and "started" in holder, holder
+        for flags in ([], ["--force"], ["--resume"]):
+            second = train(out, *flags, *run, check=False)
+            text = second.stdout + second.stderr
+            assert second.returncode == 2 and "is in use by another run" in text and holder.strip() in text, \
+                (flags, second.returncode, text)
+        assert first.poll() is None, "the first run stopped while the others were refused"
+        assert os.path.exists(os.path.join(out, "log.h5")), "--force removed the live run's log"
+        os.kill(int(holder.split("pid ")[1].split(",")[0]), signal.SIGKILL)  # rank 0: the holder
+        first.wait(timeout=60)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    train(out, "--resume", "--set", "train.steps=12", *run[2:])  # fails the test unless it exits 0
+    print("a live run's folder refused a fresh run, --force and --resume; taken back after SIGKILL")
+
+
 def backends(strategy):
     run = ["--force", "--set", "train.steps=4", "--set", "train.eval_every=0", *STRATEGY[strategy]]
     losses = {}
@@ -151,4 +223,4 @@ def backends(strategy):
 
 
 {"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite,
- "backends": lambda: backends(ARGS[0])}[MODE]()
+ "crash_commit": crash_commit, "exclusive": exclusive, "backends": lambda: backends(ARGS[0])}[MODE]()

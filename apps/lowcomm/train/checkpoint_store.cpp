@@ -6,6 +6,7 @@
 #include <string>
 
 #include "../mpi_session.hpp"
+#include "fault_injection.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/log/checkpoint_file.hpp"
 
@@ -20,7 +21,10 @@ std::filesystem::path CheckpointStore::step_dir(std::int64_t step) const {
 
 void CheckpointStore::save(std::int64_t step, const StateDict& state) const {
   on_rank_zero_agreed(control_, [&] { std::filesystem::create_directories(step_dir(step)); });
-  agree_on_failure(control_, [&] { write_checkpoint(step_dir(step) / fmt::format("rank-{:04d}.h5", control_.rank()), state); });
+  agree_on_failure(control_, [&] {
+    write_checkpoint(step_dir(step) / fmt::format("rank-{:04d}.h5", control_.rank()), state);
+  });
+  fault_point("rank-files-written", step, control_.rank());
   on_rank_zero_agreed(control_, [&] {
     const std::filesystem::path latest = dir_ / "latest", partial = dir_ / "latest.partial";
     {
@@ -29,6 +33,7 @@ void CheckpointStore::save(std::int64_t step, const StateDict& state) const {
       if (!out.flush()) throw LogError(fmt::format("cannot write {}", partial.string()));
     }
     std::filesystem::rename(partial, latest);
+    fault_point("latest-committed", step, control_.rank());
     for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
       const std::string name = entry.path().filename().string();
       if (entry.is_directory() && name.starts_with("step-") && entry.path() != step_dir(step)) {

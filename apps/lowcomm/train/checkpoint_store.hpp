@@ -3,6 +3,8 @@
 // (checkpoint_file.hpp), and DIR/checkpoints/latest, a text file naming the last complete step.
 // `latest` is replaced (written aside, renamed) only after every rank has written its file, and
 // older steps are removed after that, so a run killed at any moment keeps one whole checkpoint.
+// The caller makes its log durable up to the step first (Trainer::save_checkpoint), so a
+// checkpoint never becomes `latest` ahead of the log rows before it.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
