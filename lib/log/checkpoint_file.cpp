@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <span>
 #include <string>
 #include <system_error>
 #include <vector>
 
+#include "checksummed.hpp"
 #include "hdf5_handle.hpp"
 #include "lowcomm/error.hpp"
 
@@ -21,10 +24,20 @@ namespace {
 
 constexpr std::string_view kKind = "checkpoint";
 
-void write_dataset(hid_t root, hid_t link_properties, const std::string& key, hid_t type, hid_t space,
+// Every entry is a 1-D dataset, chunked in pieces of at most 4 MiB and checksummed
+// (checksummed.hpp); an empty one has nothing to protect and stays contiguous.
+void write_dataset(hid_t root, hid_t link_properties, const std::string& key, hid_t type, hsize_t count,
                    const void* data, const ReportedFile& file) {
-  const Hdf5Id set(check(H5Dcreate2(root, key.c_str(), type, space, link_properties, H5P_DEFAULT, H5P_DEFAULT),
-                         file, fmt::format("cannot create entry '{}'", key)),
+  const std::string what = fmt::format("cannot create entry '{}'", key);
+  const Hdf5Id space(check(H5Screate_simple(1, &count, nullptr), file, what), H5Sclose);
+  const hsize_t chunk = std::min<hsize_t>(count, hsize_t{1} << 20);
+  const Hdf5Id creation(check(count == 0 ? H5Pcreate(H5P_DATASET_CREATE)
+                                         : log_detail::checksummed_creation(std::span(&chunk, 1)),
+                              file, what),
+                        H5Pclose);
+  const Hdf5Id set(check(H5Dcreate2(root, key.c_str(), type, space.get(), link_properties, creation.get(),
+                                    H5P_DEFAULT),
+                         file, what),
                    H5Dclose);
   check(H5Dwrite(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), file,
         fmt::format("cannot write entry '{}'", key), "check the free disk space");
@@ -57,18 +70,22 @@ herr_t visit(hid_t root, const char* name, const H5O_info_t* info, void* data) {
     }
     std::vector<float> values(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.get())));
     if (H5Dread(set, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0) {
-      reader.error = fmt::format("cannot read entry floats/{}", name);
+      reader.error = fmt::format("cannot read entry floats/{} (HDF5: {}); {}", name, log_detail::hdf5_error_cause(),
+                                 log_detail::kChecksumAdvice);
       return -1;
     }
     reader.state.put(name, values);
   } else {
-    if (rank != 0 || type_class != H5T_INTEGER) {
-      reader.error = fmt::format("entry integers/{} is not a scalar integer dataset", name);
+    // One value: a 1-element dataset (checksummed), or a scalar (checkpoints of lowcomm 0.1).
+    const bool one = rank == 0 || (rank == 1 && H5Sget_simple_extent_npoints(space.get()) == 1);
+    if (!one || type_class != H5T_INTEGER) {
+      reader.error = fmt::format("entry integers/{} is not a single integer", name);
       return -1;
     }
     std::int64_t value = 0;
     if (H5Dread(set, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) < 0) {
-      reader.error = fmt::format("cannot read entry integers/{}", name);
+      reader.error = fmt::format("cannot read entry integers/{} (HDF5: {}); {}", name,
+                                 log_detail::hdf5_error_cause(), log_detail::kChecksumAdvice);
       return -1;
     }
     reader.state.put(name, value);
@@ -95,7 +112,6 @@ void write_checkpoint(const std::filesystem::path& path, const StateDict& state)
     const Hdf5Id integers(check(H5Gcreate2(h5.get(), "integers", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
                                 "cannot create group integers"),
                           H5Gclose);
-    const Hdf5Id scalar(H5Screate(H5S_SCALAR), H5Sclose);
     for (const std::string& key : state.keys()) {
       if (key.empty() || key.front() == '/' || key.back() == '/' || key.find("//") != std::string::npos) {
         throw LogError(fmt::format("checkpoint {}: state key '{}' is not a valid path", path.string(), key));
@@ -103,13 +119,11 @@ void write_checkpoint(const std::filesystem::path& path, const StateDict& state)
     }
     for (const std::string& key : state.float_keys()) {
       const std::vector<float>& values = state.floats(key);
-      const hsize_t size = values.size();
-      const Hdf5Id space(H5Screate_simple(1, &size, nullptr), H5Sclose);
-      write_dataset(floats.get(), links.get(), key, H5T_NATIVE_FLOAT, space.get(), values.data(), file);
+      write_dataset(floats.get(), links.get(), key, H5T_NATIVE_FLOAT, values.size(), values.data(), file);
     }
     for (const std::string& key : state.integer_keys()) {
       const std::int64_t value = state.integer(key);
-      write_dataset(integers.get(), links.get(), key, H5T_NATIVE_INT64, scalar.get(), &value, file);
+      write_dataset(integers.get(), links.get(), key, H5T_NATIVE_INT64, 1, &value, file);
     }
     check(h5.close(), file, "cannot finish writing the file", "check the free disk space");
   }

@@ -8,13 +8,16 @@
 #include <set>
 
 #include "hdf5_attributes.hpp"
+#include "checksummed.hpp"
 #include "hdf5_handle.hpp"
 
 namespace lowcomm {
 
 namespace {
 
+using log_detail::checksummed_creation;
 using log_detail::Hdf5Id;
+using log_detail::kChecksumAdvice;
 using log_detail::SilenceHdf5Errors;
 
 [[noreturn]] void fail(const std::filesystem::path& file, std::string_view what) {
@@ -113,7 +116,7 @@ void transfer_slice(hid_t dataset, std::int64_t step, int rank, std::int64_t num
           what);
   } else {
     check(H5Dread(dataset, H5T_NATIVE_FLOAT, memory.get(), space.get(), H5P_DEFAULT, data), file,
-          what);
+          fmt::format("{}; {}", what, kChecksumAdvice));
   }
 }
 
@@ -252,7 +255,7 @@ void GradientTraceReader::read_initial_values(std::size_t tensor, std::span<floa
   }
   check(H5Dread(s.params[tensor].get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT,
                 out.data()),
-        s.file, "cannot read /params/" + s.tensors[tensor].name);
+        s.file, fmt::format("cannot read /params/{}; {}", s.tensors[tensor].name, kChecksumAdvice));
 }
 
 void GradientTraceReader::read_gradients(std::int64_t step, int rank,
@@ -327,8 +330,13 @@ GradientTraceWriter::GradientTraceWriter(const std::filesystem::path& file, int 
                                                              dims.data(), nullptr),
                              file, "cannot make a dataspace"),
                        H5Sclose);
+    // One chunk, checksummed (checksummed.hpp); a scalar or an empty tensor cannot be chunked.
+    const bool chunkable = !dims.empty() && t.numel() > 0;
+    const Hdf5Id param_creation(check(chunkable ? checksummed_creation(dims) : H5Pcreate(H5P_DATASET_CREATE),
+                                      file, "cannot make properties for /params/" + t.name),
+                                H5Pclose);
     const Hdf5Id param(check(H5Dcreate2(params.get(), t.name.c_str(), H5T_IEEE_F32LE, space.get(),
-                                        H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                                        H5P_DEFAULT, param_creation.get(), H5P_DEFAULT),
                              file, "cannot create /params/" + t.name),
                        H5Dclose);
     check(H5Dwrite(param.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT,
@@ -352,10 +360,9 @@ GradientTraceWriter::GradientTraceWriter(const std::filesystem::path& file, int 
                                                    grad_dims.data(), max_dims.data()),
                                   file, "cannot make a dataspace"),
                             H5Sclose);
-    const Hdf5Id properties(check(H5Pcreate(H5P_DATASET_CREATE), file, "cannot make properties"),
+    const Hdf5Id properties(check(checksummed_creation(chunk), file,
+                                  "cannot set the chunk shape and checksum of /grads/" + t.name),
                             H5Pclose);
-    check(H5Pset_chunk(properties.get(), static_cast<int>(chunk.size()), chunk.data()), file,
-          "cannot set the chunk shape of /grads/" + t.name);
     s.grads.emplace_back(check(H5Dcreate2(grads.get(), t.name.c_str(), H5T_IEEE_F32LE,
                                           grad_space.get(), H5P_DEFAULT, properties.get(),
                                           H5P_DEFAULT),

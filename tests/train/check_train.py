@@ -17,6 +17,9 @@
     check_train.py LOWCOMM MPIEXEC WORKDIR exclusive
         a second run on a live run's folder is refused, fresh, with --force and with --resume,
         naming the live run; once its holder is killed (SIGKILL), --resume takes the folder;
+    check_train.py LOWCOMM MPIEXEC WORKDIR checksums
+        bytes flipped inside a checkpoint, or inside a recorded gradient trace, make --resume and
+        replay fail naming the file and the dataset, instead of going on with other numbers;
     check_train.py LOWCOMM MPIEXEC WORKDIR backends STRATEGY
         compute.backend = reference (the plain kernels, model and compressors) trains as the
         optimised cpu backend does, to float rounding, and a backend this build lacks is refused.
@@ -207,6 +210,37 @@ def exclusive():
     print("a live run's folder refused a fresh run, --force and --resume; taken back after SIGKILL")
 
 
+def flip_bytes(path, count):
+    """Inverts `count` bytes in the middle of the file, where the datasets' values are."""
+    with open(path, "r+b") as f:
+        f.seek(os.path.getsize(path) // 2)
+        data = f.read(count)
+        f.seek(os.path.getsize(path) // 2)
+        f.write(bytes(b ^ 0xFF for b in data))
+
+
+def checksums():
+    out = os.path.join(WORK, "checksums")
+    run = ["--set", "train.eval_every=0", "--set", "train.checkpoint_every=5", *STRATEGY["data_parallel"]]
+    train(out, "--force", "--set", "train.steps=5", *run, "--record-trace", os.path.join(out, "trace.h5"))
+    checkpoint = os.path.join(out, "checkpoints", "step-00000005", "rank-0000.h5")
+    flip_bytes(checkpoint, 16)
+    refused = train(out, "--resume", "--set", "train.steps=10", *run, check=False)
+    text = refused.stdout + refused.stderr
+    assert refused.returncode == 1 and checkpoint in text and "cannot read entry floats/" in text \
+        and "checksum" in text.lower(), (refused.returncode, text)
+
+    trace = os.path.join(out, "trace.h5")
+    flip_bytes(trace, 64)
+    replay = subprocess.run([MPIEXEC, "-n", str(RANKS), "--oversubscribe", LOWCOMM, "replay", "--trace", trace,
+                             "--out", os.path.join(out, "replayed.h5"), "--force"], capture_output=True, text=True)
+    text = replay.stdout + replay.stderr
+    assert replay.returncode != 0 and trace in text and "cannot read" in text and "checksum" in text.lower(), \
+        (replay.returncode, text)
+    assert not os.path.exists(os.path.join(out, "replayed.h5")), "a failed replay left its output"
+    print("a damaged checkpoint and a damaged trace are refused, naming the file and the dataset")
+
+
 def backends(strategy):
     run = ["--force", "--set", "train.steps=4", "--set", "train.eval_every=0", *STRATEGY[strategy]]
     losses = {}
@@ -223,4 +257,5 @@ def backends(strategy):
 
 
 {"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite,
- "crash_commit": crash_commit, "exclusive": exclusive, "backends": lambda: backends(ARGS[0])}[MODE]()
+ "crash_commit": crash_commit, "exclusive": exclusive,
+ "checksums": checksums, "backends": lambda: backends(ARGS[0])}[MODE]()
