@@ -27,6 +27,9 @@ class ReportedFailure : public std::runtime_error {
 // 2 for a configuration error (the user can fix the input), 1 for anything else.
 int exit_status_of(const std::exception_ptr& error);
 
+// Exit status of a train or replay stopped by NaN/Inf (train.nonfinite, replay.nonfinite = stop).
+inline constexpr int kNonFiniteExit = 3;
+
 // Prints "lowcomm: configuration error[ on rank r]: ..." (or "error") to stderr and returns the
 // exit status; prints nothing for a ReportedFailure.
 int report_failure(const std::exception_ptr& error);

@@ -63,6 +63,10 @@ void add_replay_keys(ConfigSchema& schema) {
   schema.add({.path = "replay.steps", .type = ValueType::Integer,
               .description = "replay only the first N steps of the trace (default: all)",
               .min = 1.0, .optional = true});
+  schema.string("replay.nonfinite", "stop",
+                "a step whose gradient holds NaN or Inf on some rank: stop (exit 3, no output) or skip "
+                "it (not applied; its row has no traffic and NaN metrics)",
+                {"stop", "skip"});
   schema.integer("seed", 0, "shared seed given to the compressors", 0);
 }
 
@@ -89,6 +93,14 @@ std::pair<double, double> compare(std::span<const float> aggregate, std::span<co
   const double relative_error = std::sqrt(diff2 / mean2);
   const double cosine = agg2 == 0 ? 0.0 : dot / (std::sqrt(agg2) * std::sqrt(mean2));
   return {relative_error, cosine};
+}
+
+// The first tensor whose values hold NaN or Inf, or "" when all are finite.
+std::string nonfinite_tensor(std::span<const std::span<float>> tensors, std::span<const TensorInfo> infos) {
+  for (std::size_t t = 0; t < tensors.size(); ++t) {
+    if (!std::ranges::all_of(tensors[t], [](float g) { return std::isfinite(g); })) return infos[t].name;
+  }
+  return "";
 }
 
 // What each rank would send per step without compression: one fused float32 all-reduce of the
@@ -200,10 +212,48 @@ int run(const ReplayArguments& arguments) {
     // The dense mean and the gathers to rank 0 are bookkeeping: the uncounted control channel.
     const ControlChannel& control = mpi.control();
     const double lr = config.get_double("replay.lr");
+    const bool skip_nonfinite = config.get_string("replay.nonfinite") == "skip";
     double sum_relative_error = 0, sum_cosine = 0, sum_sent = 0;
+    std::int64_t skipped = 0;
+    // Rank 0 writes every rank's parameters after the step and the step's row. It takes every
+    // rank's parameters even after a failed write, or the senders would wait forever.
+    auto write_rows = [&](std::int64_t step, const std::vector<RankStep>& all_steps) {
+      std::exception_ptr failure;
+      control.stream_to_root(params, [&](int r, std::span<const float> values) {
+        if (failure) return;
+        try {
+          output->write_params(step + 1, r, values);
+        } catch (...) {
+          failure = std::current_exception();
+        }
+      });
+      on_rank_zero_agreed(control, [&] {
+        if (failure) std::rethrow_exception(failure);
+        output->write_step(step, all_steps);
+      });
+    };
 
     for (std::int64_t step = 0; step < steps; ++step) {
       agree_on_failure(mpi.control(), [&] { trace->read_gradients(step, rank, grad_views); });
+      // NaN/Inf: the lowest rank that holds some names the step, itself and the tensor.
+      const std::string bad_tensor = nonfinite_tensor(grad_views, tensors);
+      const int first_bad = control.min(bad_tensor.empty() ? w : rank);
+      if (first_bad < w) {
+        if (first_bad == rank) {
+          std::fprintf(stderr, "lowcomm replay: step %lld: rank %d's gradient of '%s' holds NaN or Inf in %s; %s\n",
+                       static_cast<long long>(step), rank, bad_tensor.c_str(), arguments.trace.c_str(),
+                       skip_nonfinite ? "skipping the step (replay.nonfinite = skip)"
+                                      : "stopping without an output (replay.nonfinite = stop; set it to skip "
+                                        "to leave such steps out)");
+          std::fflush(stderr);
+        }
+        if (!skip_nonfinite) agree_on_failure(control, [] { throw ReportedFailure(kNonFiniteExit); });
+        ++skipped;
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        const std::vector<RankStep> all_steps = control.gather_to_root(RankStep{.relative_error = nan, .cosine = nan});
+        write_rows(step, all_steps);
+        continue;
+      }
       update = params;
       const SyncReport report =
           strategy->step(static_cast<std::uint64_t>(step), lr, param_views, grad_inputs).sync;
@@ -227,20 +277,7 @@ int run(const ReplayArguments& arguments) {
                           .modelled_comm_s = report.comm.modelled_s,
                           .codec_s = report.codec_s};
       const std::vector<RankStep> all_steps = control.gather_to_root(mine);
-      // Take every rank's parameters even after a failed write, or the senders would wait forever.
-      std::exception_ptr failure;
-      control.stream_to_root(params, [&](int r, std::span<const float> values) {
-        if (failure) return;
-        try {
-          output->write_params(step + 1, r, values);
-        } catch (...) {
-          failure = std::current_exception();
-        }
-      });
-      on_rank_zero_agreed(control, [&] {
-        if (failure) std::rethrow_exception(failure);
-        output->write_step(step, all_steps);
-      });
+      write_rows(step, all_steps);
       for (const RankStep& r : all_steps) {
         sum_relative_error += r.relative_error;
         sum_cosine += r.cosine;
@@ -249,7 +286,7 @@ int run(const ReplayArguments& arguments) {
     }
     on_rank_zero_agreed(mpi.control(), [&] { output->commit(); });
     if (rank == 0) {
-      const double cells = static_cast<double>(steps) * w;
+      const double cells = static_cast<double>(steps - skipped) * w;
       const double dense_mean =
           std::accumulate(dense_sent.begin(), dense_sent.end(), 0.0) / static_cast<double>(w);
       std::printf("lowcomm replay: %lld steps of %d rank%s through strategy '%s', compressor "
@@ -263,6 +300,10 @@ int run(const ReplayArguments& arguments) {
                       : "");
       std::printf("  update against a dense SGD step: relative error %.4g, cosine %.4g (mean over "
                   "steps and ranks)\n", sum_relative_error / cells, sum_cosine / cells);
+      if (skipped > 0) {
+        std::printf("  skipped %lld step%s whose gradients held NaN or Inf (replay.nonfinite = skip)\n",
+                    static_cast<long long>(skipped), skipped == 1 ? "" : "s");
+      }
       std::printf("  wrote %s\n", std::filesystem::absolute(arguments.out).c_str());
     }
   });

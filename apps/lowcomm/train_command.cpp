@@ -62,9 +62,6 @@ struct RankStep {
   std::int64_t sent = 0, received = 0;
 };
 
-// Exit status of a run stopped by NaN/Inf (1 and 2 are errors and configuration errors).
-constexpr int kNonFiniteExit = 3;
-
 // The keys that may change when a run is resumed: its length, how often it reports, and the
 // remedies for a run stopped by NaN/Inf (the peak learning rate, clipping, the NaN policy).
 // Everything else must stay the same.

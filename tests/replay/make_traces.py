@@ -46,6 +46,11 @@ def main(folder):
     write_trace(os.path.join(folder, "no-world-size.h5"), 3, initial, grads, attributes=False)
     write_trace(os.path.join(folder, "int-grads.h5"), 3, initial,
                 {**grads, "layer.bias": grads["layer.bias"].astype(np.int32)})
+    # NaN in rank 1's gradient of layer.weight at step 1, Inf in rank 0's of scale at step 2.
+    initial, grads = make_values(2)
+    grads["layer.weight"][1, 1, 2, 3] = np.nan
+    grads["scale"][2, 0] = np.inf
+    write_trace(os.path.join(folder, "nonfinite-w2.h5"), 2, initial, grads)
     with open(os.path.join(folder, "not-hdf5.h5"), "w") as f:
         f.write("step,loss\n0,1.0\n")
 
