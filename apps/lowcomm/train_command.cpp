@@ -425,8 +425,14 @@ class Trainer {
 };
 
 void run(const TrainArguments& arguments) {
+  // Before MPI starts (which takes a while): a SIGUSR1 or SIGTERM that comes early stops the run
+  // cleanly at its first step boundary instead of killing it.
+  install_stop_signal_handlers();
   run_with_mpi([&](MpiSession& mpi) {
-    install_stop_signal_handlers();
+    install_stop_signal_handlers();  // again: the MPI library may install its own at start-up
+    agree_on_failure(mpi.control(), [&] {
+      if (arguments.out.empty()) throw ConfigError("--out '' names no folder: give the run folder, e.g. --out runs/demo");
+    });
     const Config config = load_config_on_all_ranks(arguments.config, train_schema(), mpi.control());
     Trainer trainer(mpi, arguments, config);
     trainer.run();

@@ -47,6 +47,13 @@ DataLoader::DataLoader(TokenBuffer train, TokenBuffer val, LoaderOptions options
   const auto n_val = static_cast<std::int64_t>(val_.size());
   const std::int64_t available = n_val > t ? (n_val - 1) / t : 0;
   const std::int64_t total = std::min(options.val_windows, available) / w * w;
+  if (options.val_windows > 0 && total == 0 && options.val_windows < w && available >= w) {
+    // The data holds enough; the windows asked for are too few to give every rank one.
+    throw ConfigError(fmt::format("data.val_windows = {} is fewer than the {} ranks that must share the "
+                                  "validation windows equally: set data.val_windows to at least {} (or 0 for "
+                                  "no validation)",
+                                  options.val_windows, w, w));
+  }
   if (options.val_windows > 0 && total == 0) {
     throw ConfigError(fmt::format(
         "the validation data ({}) holds {} tokens, {} windows of data.seq_len + 1 = {} tokens: "

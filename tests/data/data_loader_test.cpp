@@ -163,6 +163,13 @@ TEST(DataLoader, TooLittleDataIsAConfigErrorSayingWhatToChange) {
   } catch (const ConfigError& e) {
     EXPECT_THAT(e.what(), HasSubstr("fewer than the 4 ranks"));
   }
+  try {  // plenty of validation data, but 8 windows asked for 16 ranks: the key is at fault
+    make_loader(0, 16, 1, 10'000, 3'000, 4, 16, 8);
+    ADD_FAILURE();
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("data.val_windows = 8 is fewer than the 16 ranks"));
+    EXPECT_THAT(e.what(), HasSubstr("at least 16"));
+  }
   EXPECT_THROW(make_loader(0, 1, 1, 10'000, 3'000, 0), ConfigError);
   EXPECT_THROW(make_loader(4, 4), Error);
 }
