@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,6 +53,7 @@ struct TrainArguments {
   ConfigArguments config;
   std::string out = "runs/train";
   bool resume = false;
+  std::optional<std::int64_t> resume_from;  // implies resume
   bool force = false;
   std::string record_trace;
 };
@@ -69,7 +71,7 @@ std::int64_t resumable_hash(const Config& config) {
   const std::vector<ConfigSetting> free{{"train.steps", std::int64_t{1}},      {"train.progress_every", std::int64_t{1}},
                                         {"train.eval_every", std::int64_t{0}}, {"train.checkpoint_every", std::int64_t{0}},
                                         {"schedule.lr", 1.0},                   {"train.grad_clip", 0.0},
-                                        {"train.nonfinite", "stop"}};
+                                        {"train.nonfinite", "stop"},           {"train.keep_checkpoints", std::int64_t{1}}};
   return static_cast<std::int64_t>(config.with(free).hash());
 }
 
@@ -148,6 +150,7 @@ class Trainer {
 
   void restore() {
     if (!arguments_.resume) return;
+    if (arguments_.resume_from) store_.rewind_to(*arguments_.resume_from);
     const std::optional<std::int64_t> latest = store_.latest();
     if (!latest) return;  // a requeued job killed before its first checkpoint starts over
     agree_on_failure(control(), [&] {
@@ -263,12 +266,12 @@ class Trainer {
                      static_cast<long long>(step), mine.loss, mine.grad_norm, mpi_.rank(),
                      tensor.empty() ? "" : fmt::format(" (tensor '{}' holds NaN or Inf)", tensor).c_str(),
                      skip ? "skipping the step (train.nonfinite = skip)"
-                          : "stopping with a checkpoint before it (train.nonfinite = stop; lower the "
-                            "learning rate or set train.grad_clip, then --resume)");
+                          : "stopping with a checkpoint of the state before it (train.nonfinite = stop)");
       }
       if (!skip) {
-        save_checkpoint(step);
+        save_checkpoint(step, /*keep=*/0);  // every older checkpoint stays: the way back
         finish_outputs();
+        if (mpi_.rank() == 0) advise_after_nonfinite(step);
         // Every rank stops here together; the message was printed above.
         agree_on_failure(control(), [] { throw ReportedFailure(kNonFiniteExit); });
       }
@@ -288,6 +291,7 @@ class Trainer {
       mine.received = static_cast<std::int64_t>(report.sync.comm.bytes_received);
       record_trace();
       const double loss = log_step(step, lr, mine, static_cast<double>(b) * t);
+      loss_of_step_[step] = loss;  // rank 0's: the mean over ranks
       sent_total_ += static_cast<double>(mine.sent);
       modelled_total_ += mine.modelled_s;
       tokens_since_start_ += static_cast<double>(b) * t * mpi_.size();
@@ -303,7 +307,9 @@ class Trainer {
     const std::int64_t eval_every = config_.get_int("train.eval_every");
     if (last || (eval_every > 0 && (step + 1) % eval_every == 0)) evaluate(step, progress);
     const std::int64_t every = config_.get_int("train.checkpoint_every");
-    if (last || stop || (every > 0 && (step + 1) % every == 0)) save_checkpoint(step + 1);
+    if (last || stop || (every > 0 && (step + 1) % every == 0)) {
+      save_checkpoint(step + 1, config_.get_int("train.keep_checkpoints"));
+    }
     if (stop && !last) {
       finish_outputs();
       if (mpi_.rank() == 0) {
@@ -370,7 +376,7 @@ class Trainer {
 
   // Crash-consistent: the log is flushed up to next_step before the checkpoint of next_step can
   // become `latest`, so a resumed run never lacks the rows before the step it resumes at.
-  void save_checkpoint(std::int64_t next_step) {
+  void save_checkpoint(std::int64_t next_step, std::int64_t keep) {
     on_rank_zero_agreed(control(), [&] { log_->flush(); });
     fault_point("log-flushed", next_step, mpi_.rank());
     StateDict state;
@@ -380,7 +386,42 @@ class Trainer {
     state.put("train/world_size", mpi_.size());
     state.put("train/config_hash", resumable_hash(config_));
     state.put("train/simulated_ns", std::llround(clock_s_ * 1e9));
-    store_.save(next_step, state);
+    store_.save(next_step, state, keep);
+  }
+
+  // After a stop on NaN/Inf at `step`: the checkpoint just written holds the parameters that gave
+  // it, so the advice points at the newest older one whose loss was finite and not diverging
+  // (at most twice the lowest loss of this process), if one is kept.
+  void advise_after_nonfinite(std::int64_t step) const {
+    double lowest = std::numeric_limits<double>::infinity();
+    for (const auto& [s, loss] : loss_of_step_) {
+      if (std::isfinite(loss)) lowest = std::min(lowest, loss);
+    }
+    std::optional<std::int64_t> back;
+    for (const std::int64_t kept : store_.steps()) {
+      if (kept >= step) continue;
+      const auto logged = loss_of_step_.find(kept);
+      const bool good = logged == loss_of_step_.end()  // logged before this process: not known
+                            ? true
+                            : std::isfinite(logged->second) && logged->second <= 2 * lowest;
+      if (good) back = kept;
+    }
+    if (back) {
+      const auto logged = loss_of_step_.find(*back);
+      std::fprintf(stderr, "lowcomm: the checkpoint of step %lld holds the parameters that gave NaN/Inf. The newest "
+                           "good one is step %lld%s: go back to it with a lower schedule.lr or a train.grad_clip, "
+                           "--resume-from %lld\n",
+                   static_cast<long long>(step), static_cast<long long>(*back),
+                   logged == loss_of_step_.end() ? "" : fmt::format(" (loss {:.4f})", logged->second).c_str(),
+                   static_cast<long long>(*back));
+    } else {
+      std::fprintf(stderr, "lowcomm: no checkpoint before step %lld is kept (train.keep_checkpoints = %lld, "
+                           "train.checkpoint_every = %lld): lower schedule.lr or set train.grad_clip and start "
+                           "over with --force, or --resume to retry from step %lld\n",
+                   static_cast<long long>(step), static_cast<long long>(config_.get_int("train.keep_checkpoints")),
+                   static_cast<long long>(config_.get_int("train.checkpoint_every")), static_cast<long long>(step));
+    }
+    std::fflush(stderr);
   }
 
   void record_trace() {
@@ -422,6 +463,7 @@ class Trainer {
   double clock_s_ = 0;  // the simulated clock at the end of the last step, agreed by all ranks
   SteadyClock::time_point started_ = SteadyClock::now();
   double sent_total_ = 0, modelled_total_ = 0, tokens_since_start_ = 0;
+  std::map<std::int64_t, double> loss_of_step_;  // rank 0: the mean loss of each step this process ran
 };
 
 void run(const TrainArguments& arguments) {
@@ -451,13 +493,21 @@ void add_train_command(CLI::App& app) {
   train->add_flag("--resume", arguments.resume,
                   "continue from the last checkpoint in --out and append to its log (starts afresh when "
                   "there is none yet, as a requeued Slurm job needs)");
+  train->add_option("--resume-from", arguments.resume_from,
+                    "like --resume, from the kept checkpoint of this step (train.keep_checkpoints) instead "
+                    "of the last; the checkpoints and log rows after it are dropped")
+      ->type_name("STEP")
+      ->check(CLI::NonNegativeNumber);
   train->add_flag("--force", arguments.force, "start over, deleting the log and checkpoints in --out");
   train->add_option("--record-trace", arguments.record_trace,
                     "also write every rank's gradients of every step, for `lowcomm replay`")
       ->type_name("FILE.h5");
   train->footer("Keys: model.*, train.*, data.*, strategy.*, optimizer.*, compressor.*, schedule.*, network.*, "
                 "seed; `lowcomm info` lists them. docs/training.md walks through a run.");
-  train->callback([] { run(arguments); });
+  train->callback([] {
+    if (arguments.resume_from) arguments.resume = true;
+    run(arguments);
+  });
 }
 
 }  // namespace lowcomm::cli

@@ -10,6 +10,10 @@
     check_train.py LOWCOMM MPIEXEC WORKDIR nonfinite
         a diverging run stops with exit 3, names the step, and leaves a checkpoint; with
         train.nonfinite = skip it finishes;
+    check_train.py LOWCOMM MPIEXEC WORKDIR go_back
+        a run that diverges after a resume with a huge schedule.lr stops (exit 3) keeping the older
+        checkpoints and names the newest good one; --resume-from it with a sane lr completes a
+        log without gaps; --resume-from a step not kept is refused listing the kept ones;
     check_train.py LOWCOMM MPIEXEC WORKDIR crash_commit
         rank 0 killed at each stage of a checkpoint's commit (LOWCOMM_TEST_FAULT): --resume ends
         with a complete log, bitwise identical to an uninterrupted run; a log that lacks rows
@@ -145,6 +149,30 @@ def nonfinite():
     print("nonfinite: stop exits 3 with a checkpoint; skip finishes")
 
 
+def go_back():
+    out = os.path.join(WORK, "go-back")
+    run = ["--set", "optimizer.name=sgd", "--set", "train.grad_clip=0", "--set", "train.eval_every=0",
+           "--set", "train.checkpoint_every=2", "--set", "train.keep_checkpoints=2", "--set", "schedule.lr=3e-3"]
+    train(out, "--force", *run, "--set", "train.steps=6")
+    diverged = train(out, "--resume", *run, "--set", "train.steps=10", "--set", "schedule.lr=1e30", check=False)
+    text = diverged.stdout + diverged.stderr
+    assert diverged.returncode == 3, (diverged.returncode, text)
+    assert "The newest good one is step 6" in text and "--resume-from 6" in text, text
+    kept = sorted(os.listdir(os.path.join(out, "checkpoints")))
+    assert "step-00000004" in kept and "step-00000006" in kept and "step-00000007" in kept, kept
+
+    refused = train(out, "--resume-from", "5", *run, "--set", "train.steps=10", check=False)
+    text = refused.stdout + refused.stderr
+    assert refused.returncode == 2 and "holds no checkpoint of that step; it holds steps 4, 6, 7" in text, text
+
+    train(out, "--resume-from", "6", *run, "--set", "train.steps=10")
+    with h5py.File(os.path.join(out, "log.h5"), "r") as f:
+        assert f["steps/step"][:].tolist() == list(range(10)), f["steps/step"][:]
+        assert np.isfinite(f["steps/loss"][:]).all(), f["steps/loss"][:]
+    assert np.isfinite(final_parameters(out, 10)).all()
+    print("diverged after step 6: stopped naming step 6, went back with --resume-from 6, log complete")
+
+
 def crash_commit():
     run = ["--set", "train.steps=20", "--set", "train.eval_every=10", "--set", "train.checkpoint_every=7",
            *STRATEGY["demo"]]
@@ -257,5 +285,5 @@ def backends(strategy):
 
 
 {"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite,
- "crash_commit": crash_commit, "exclusive": exclusive,
+ "crash_commit": crash_commit, "go_back": go_back, "exclusive": exclusive,
  "checksums": checksums, "backends": lambda: backends(ARGS[0])}[MODE]()

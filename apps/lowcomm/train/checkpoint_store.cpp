@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
@@ -19,26 +20,71 @@ std::filesystem::path CheckpointStore::step_dir(std::int64_t step) const {
   return dir_ / fmt::format("step-{:08d}", step);
 }
 
-void CheckpointStore::save(std::int64_t step, const StateDict& state) const {
+namespace {
+
+// "step-00000050" -> 50, or nullopt for any other name.
+std::optional<std::int64_t> step_of(const std::string& name) {
+  if (!name.starts_with("step-") || name.size() <= 5) return std::nullopt;
+  std::int64_t step = 0;
+  for (const char c : name.substr(5)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    step = step * 10 + (c - '0');
+  }
+  return step;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> CheckpointStore::steps() const {
+  std::vector<std::int64_t> found;
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir_, error)) return found;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+    const auto step = step_of(entry.path().filename().string());
+    if (entry.is_directory() && step) found.push_back(*step);
+  }
+  std::ranges::sort(found);
+  return found;
+}
+
+void CheckpointStore::write_latest(std::int64_t step) const {
+  const std::filesystem::path latest = dir_ / "latest", partial = dir_ / "latest.partial";
+  {
+    std::ofstream out(partial, std::ios::trunc);
+    out << step << "\n";
+    if (!out.flush()) throw LogError(fmt::format("cannot write {}", partial.string()));
+  }
+  std::filesystem::rename(partial, latest);
+}
+
+void CheckpointStore::rewind_to(std::int64_t step) const {
+  on_rank_zero_agreed(control_, [&] {
+    const std::vector<std::int64_t> kept = steps();
+    if (std::ranges::find(kept, step) == kept.end()) {
+      throw ConfigError(fmt::format("--resume-from {}: {} holds no checkpoint of that step; it holds {}", step,
+                                    dir_.string(), kept.empty() ? "none" : fmt::format("steps {}", fmt::join(kept, ", "))));
+    }
+    write_latest(step);
+    for (const std::int64_t later : kept) {
+      if (later > step) std::filesystem::remove_all(step_dir(later));
+    }
+  });
+}
+
+void CheckpointStore::save(std::int64_t step, const StateDict& state, std::int64_t keep) const {
   on_rank_zero_agreed(control_, [&] { std::filesystem::create_directories(step_dir(step)); });
   agree_on_failure(control_, [&] {
     write_checkpoint(step_dir(step) / fmt::format("rank-{:04d}.h5", control_.rank()), state);
   });
   fault_point("rank-files-written", step, control_.rank());
   on_rank_zero_agreed(control_, [&] {
-    const std::filesystem::path latest = dir_ / "latest", partial = dir_ / "latest.partial";
-    {
-      std::ofstream out(partial, std::ios::trunc);
-      out << step << "\n";
-      if (!out.flush()) throw LogError(fmt::format("cannot write {}", partial.string()));
-    }
-    std::filesystem::rename(partial, latest);
+    write_latest(step);
     fault_point("latest-committed", step, control_.rank());
-    for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
-      const std::string name = entry.path().filename().string();
-      if (entry.is_directory() && name.starts_with("step-") && entry.path() != step_dir(step)) {
-        std::filesystem::remove_all(entry.path());
-      }
+    if (keep == 0) return;
+    // The newest `keep`, counting this one: never a newer step than `step` (rewind_to removed those).
+    const std::vector<std::int64_t> kept = steps();
+    for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < kept.size(); ++i) {
+      if (kept[i] != step) std::filesystem::remove_all(step_dir(kept[i]));
     }
   });
 }

@@ -27,6 +27,8 @@ void add_loop_keys(ConfigSchema& schema) {
   schema.integer("train.eval_every", 50, "validation loss every N steps, and after the last (0: only the last)", 0);
   schema.integer("train.checkpoint_every", 100,
                  "checkpoint every N steps, and after the last (0: only the last and on SIGTERM/SIGUSR1)", 0);
+  schema.integer("train.keep_checkpoints", 1,
+                 "checkpoints kept, the newest (a stop on NaN/Inf keeps every older one too)", 1);
   schema.integer("train.progress_every", 10, "progress line every N steps when stdout is not a terminal", 1);
   schema.string("train.nonfinite", "stop",
                 "NaN or Inf in a loss or gradient: stop (checkpoint, exit 3) or skip the step",
