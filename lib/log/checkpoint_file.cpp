@@ -100,7 +100,7 @@ void write_checkpoint(const std::filesystem::path& path, const StateDict& state)
   std::filesystem::path partial = path;
   partial += ".partial";
   const ReportedFile file(partial, kKind);
-  {
+  try {
     Hdf5Id h5(check(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), file,
                     "cannot create the file", "check that its folder exists and is writable"),
               H5Fclose);
@@ -126,6 +126,11 @@ void write_checkpoint(const std::filesystem::path& path, const StateDict& state)
       write_dataset(integers.get(), links.get(), key, H5T_NATIVE_INT64, 1, &value, file);
     }
     check(h5.close(), file, "cannot finish writing the file", "check the free disk space");
+  } catch (...) {
+    // The file's handles are closed by now; a half-written checkpoint is not left behind.
+    std::error_code ignored;
+    std::filesystem::remove(partial, ignored);
+    throw;
   }
   std::error_code error;
   std::filesystem::rename(partial, path, error);

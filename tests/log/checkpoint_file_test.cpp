@@ -58,6 +58,7 @@ TEST(CheckpointFile, AKeyThatIsAlsoAFolderIsRefused) {
   state.put("a/b/c", std::int64_t{2});
   EXPECT_THROW(write_checkpoint(folder / "bad.h5", state), LogError);
   EXPECT_FALSE(std::filesystem::exists(folder / "bad.h5"));
+  EXPECT_FALSE(std::filesystem::exists(folder / "bad.h5.partial")) << "a failed write left its half-written file";
 }
 
 TEST(CheckpointFile, AnUnwritableFolderIsReported) {
