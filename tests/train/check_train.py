@@ -174,7 +174,7 @@ def go_back():
 
 
 def crash_commit():
-    run = ["--set", "train.steps=20", "--set", "train.eval_every=10", "--set", "train.checkpoint_every=7",
+    run = ["--set", "train.steps=10", "--set", "train.eval_every=5", "--set", "train.checkpoint_every=4",
            *STRATEGY["demo"]]
     straight = os.path.join(WORK, "commit-straight")
     train(straight, "--force", *run)
@@ -183,27 +183,27 @@ def crash_commit():
     for point in ("log-flushed", "rank-files-written", "latest-committed"):
         out = os.path.join(WORK, f"commit-{point}")
         shutil.rmtree(out, ignore_errors=True)
-        killed = train(out, *run, check=False, env={**os.environ, "LOWCOMM_TEST_FAULT": f"{point}@14"})
+        killed = train(out, *run, check=False, env={**os.environ, "LOWCOMM_TEST_FAULT": f"{point}@8"})
         text = killed.stdout + killed.stderr
-        assert killed.returncode != 0 and f"kills itself at {point} of step 14" in text, (point, killed.returncode, text)
+        assert killed.returncode != 0 and f"kills itself at {point} of step 8" in text, (point, killed.returncode, text)
         train(out, "--resume", *run)
         with h5py.File(os.path.join(out, "log.h5"), "r") as f:
             steps = f["steps/step"][:].tolist()
-            assert steps == list(range(20)), (point, steps)
+            assert steps == list(range(10)), (point, steps)
             assert f["steps/loss"][:].tobytes() == straight_loss.tobytes(), point
-        assert final_parameters(out, 20).tobytes() == final_parameters(straight, 20).tobytes(), point
-        print(f"killed at {point} of step 14: resumed to a complete log, bitwise identical")
+        assert final_parameters(out, 10).tobytes() == final_parameters(straight, 10).tobytes(), point
+        print(f"killed at {point} of step 8: resumed to a complete log, bitwise identical")
 
     # A log that lacks rows before the checkpoint's step (what an older lowcomm could leave) is refused.
     gap = os.path.join(WORK, "commit-gap")
     shutil.rmtree(gap, ignore_errors=True)
-    train(gap, *run, check=False, env={**os.environ, "LOWCOMM_TEST_FAULT": "latest-committed@14"})
+    train(gap, *run, check=False, env={**os.environ, "LOWCOMM_TEST_FAULT": "latest-committed@8"})
     short = os.path.join(WORK, "commit-short")
-    train(short, "--force", *run[2:], "--set", "train.steps=7")  # the same run's log after step 7
+    train(short, "--force", *run[2:], "--set", "train.steps=4")  # the same run's log after step 4
     shutil.copy(os.path.join(short, "log.h5"), os.path.join(gap, "log.h5"))
     refused = train(gap, "--resume", *run, check=False)
     text = refused.stdout + refused.stderr
-    assert refused.returncode == 1 and "holds 7 step rows but the checkpoint resumes at step 14" in text, \
+    assert refused.returncode == 1 and "holds 4 step rows but the checkpoint resumes at step 8" in text, \
         (refused.returncode, text)
     print("a log with rows missing before the checkpoint is refused on --resume")
 
