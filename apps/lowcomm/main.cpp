@@ -6,8 +6,8 @@
 
 #include "commands.hpp"
 #include "lowcomm/build_info.hpp"
-#include "mpi_session.hpp"
-#include "plugins.hpp"
+#include "common/mpi_session.hpp"
+#include "common/plugins.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"lowcomm: low-communication distributed training research toolkit", "lowcomm"};

@@ -25,8 +25,8 @@
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/log/run_log.hpp"
 #include "machine_rates.hpp"
-#include "mpi_session.hpp"
-#include "run_config.hpp"
+#include "common/mpi_session.hpp"
+#include "common/run_config.hpp"
 
 namespace lowcomm::cli {
 

@@ -21,8 +21,8 @@
 #include "lowcomm/compress/compressed_all_reduce.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "machine_rates.hpp"
-#include "mpi_session.hpp"
-#include "run_config.hpp"
+#include "common/mpi_session.hpp"
+#include "common/run_config.hpp"
 
 namespace lowcomm::cli {
 

@@ -17,8 +17,8 @@
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/strategy/registry.hpp"
-#include "mpi_session.hpp"
-#include "run_config.hpp"
+#include "common/mpi_session.hpp"
+#include "common/run_config.hpp"
 
 namespace lowcomm::cli {
 

@@ -32,8 +32,8 @@
 #include "lowcomm/strategy/registry.hpp"
 #include "lowcomm/log/gradient_trace.hpp"
 #include "lowcomm/log/replay_output.hpp"
-#include "mpi_session.hpp"
-#include "run_config.hpp"
+#include "common/mpi_session.hpp"
+#include "common/run_config.hpp"
 
 namespace lowcomm::cli {
 

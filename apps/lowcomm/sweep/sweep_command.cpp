@@ -11,7 +11,7 @@
 #include <optional>
 
 #include "commands.hpp"
-#include "sweep/experiment.hpp"
+#include "experiment.hpp"
 #include "train/train_keys.hpp"
 
 namespace lowcomm::cli {

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "../mpi_session.hpp"
+#include "common/mpi_session.hpp"
 #include "fault_injection.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/log/checkpoint_file.hpp"

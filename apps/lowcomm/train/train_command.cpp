@@ -36,14 +36,14 @@
 #include "lowcomm/optim/clip.hpp"
 #include "lowcomm/optim/lr_schedule.hpp"
 #include "lowcomm/strategy/registry.hpp"
-#include "mpi_session.hpp"
-#include "run_config.hpp"
-#include "train/checkpoint_store.hpp"
-#include "train/fault_injection.hpp"
-#include "train/run_folder_lock.hpp"
-#include "train/progress_line.hpp"
-#include "train/stop_signal.hpp"
-#include "train/train_keys.hpp"
+#include "common/mpi_session.hpp"
+#include "common/run_config.hpp"
+#include "checkpoint_store.hpp"
+#include "fault_injection.hpp"
+#include "run_folder_lock.hpp"
+#include "progress_line.hpp"
+#include "stop_signal.hpp"
+#include "train_keys.hpp"
 
 namespace lowcomm::cli {
 
