@@ -1,12 +1,12 @@
-# OpenBLAS for the transformer kernels' matrix products (kernels/cpu/linear.cpp): on a 2-core
-# machine its sgemm is what sets training speed. The OpenMP build of OpenBLAS is preferred: it
+# OpenBLAS for the CPU kernels' one matrix product (kernels/cpu/blas.hpp: the transformer's linear
+# layers, PowerSGD's products): on a 2-core machine its sgemm is what sets training speed. The OpenMP build of OpenBLAS is preferred: it
 # runs its GEMMs on the same OpenMP thread pool as our kernels. The pthread build keeps a second
 # pool, and libgomp's threads spin-wait after every parallel region (OMP_WAIT_POLICY unset), so
 # the two pools fight over the cores: measured 1.7× slower per GPT-2 step on 2 cores. Debian
 # installs the variants side by side (libopenblas-openmp-dev: .../openblas-openmp/); otherwise
 # pkg-config's openblas (whatever variant it selects), else the library by name. Sets LOWCOMM_OPENBLAS_FOUND, LOWCOMM_OPENBLAS_LIBRARIES, LOWCOMM_OPENBLAS_INCLUDE_DIRS.
 # Without it the kernels fall back to Eigen (LOWCOMM_WITH_OPENBLAS=OFF forces that).
-set(LOWCOMM_WITH_OPENBLAS "AUTO" CACHE STRING "OpenBLAS for the transformer GEMMs: AUTO, ON, OFF")
+set(LOWCOMM_WITH_OPENBLAS "AUTO" CACHE STRING "OpenBLAS for the CPU kernels' GEMMs: AUTO, ON, OFF")
 set_property(CACHE LOWCOMM_WITH_OPENBLAS PROPERTY STRINGS AUTO ON OFF)
 
 set(LOWCOMM_OPENBLAS_FOUND FALSE)
@@ -37,10 +37,10 @@ if(NOT LOWCOMM_WITH_OPENBLAS STREQUAL "OFF")
   endif()
   if(LOWCOMM_OPENBLAS_LIBRARIES)
     set(LOWCOMM_OPENBLAS_FOUND TRUE)
-    message(STATUS "lowcomm: OpenBLAS for the transformer kernels: ${LOWCOMM_OPENBLAS_LIBRARIES}")
+    message(STATUS "lowcomm: OpenBLAS for the CPU kernels' GEMMs: ${LOWCOMM_OPENBLAS_LIBRARIES}")
   elseif(LOWCOMM_WITH_OPENBLAS STREQUAL "ON")
     message(FATAL_ERROR "LOWCOMM_WITH_OPENBLAS=ON but OpenBLAS was not found (apt-get install libopenblas-dev)")
   else()
-    message(STATUS "lowcomm: OpenBLAS not found; the transformer kernels use Eigen")
+    message(STATUS "lowcomm: OpenBLAS not found; the CPU kernels' GEMMs use Eigen")
   endif()
 endif()

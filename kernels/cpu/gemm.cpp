@@ -1,14 +1,13 @@
 // Row-major GEMM (include/lowcomm/kernels/linalg.hpp): Reference is the triple loop that defines
-// the result; Cpu maps the spans as row-major Eigen matrices, so a transpose is a view and never
-// a copy, and lets Eigen's blocked, vectorised product (threaded by OpenMP) do the work.
+// the result; Cpu is the one BLAS product of the CPU kernels (blas.hpp: OpenBLAS, else Eigen).
 #include <cstdint>
 #include <limits>
 #include <string_view>
 
-#include <Eigen/Core>
 #include <fmt/format.h>
 
 #include "lowcomm/error.hpp"
+#include "blas.hpp"
 #include "lowcomm/kernels/linalg.hpp"
 
 namespace lowcomm::kernels {
@@ -57,35 +56,6 @@ void gemm_reference(bool transpose_a, bool transpose_b, std::int64_t m, std::int
   }
 }
 
-using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-template <typename OpA, typename OpB>
-void product(const OpA& op_a, const OpB& op_b, float alpha, float beta, Eigen::Map<RowMajor> c) {
-  if (beta == 0.0f) {
-    c.noalias() = alpha * op_a * op_b;
-  } else {
-    c *= beta;
-    c.noalias() += alpha * op_a * op_b;
-  }
-}
-
-void gemm_cpu(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
-              std::int64_t k, float alpha, std::span<const float> a, std::span<const float> b,
-              float beta, std::span<float> c) {
-  const Eigen::Map<const RowMajor> stored_a(a.data(), transpose_a ? k : m, transpose_a ? m : k);
-  const Eigen::Map<const RowMajor> stored_b(b.data(), transpose_b ? n : k, transpose_b ? k : n);
-  const Eigen::Map<RowMajor> out(c.data(), m, n);
-  if (transpose_a && transpose_b) {
-    product(stored_a.transpose(), stored_b.transpose(), alpha, beta, out);
-  } else if (transpose_a) {
-    product(stored_a.transpose(), stored_b, alpha, beta, out);
-  } else if (transpose_b) {
-    product(stored_a, stored_b.transpose(), alpha, beta, out);
-  } else {
-    product(stored_a, stored_b, alpha, beta, out);
-  }
-}
-
 }  // namespace
 
 void gemm(Backend backend, bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
@@ -95,7 +65,8 @@ void gemm(Backend backend, bool transpose_a, bool transpose_b, std::int64_t m, s
   switch (backend) {
     case Backend::Reference:
       return gemm_reference(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
-    case Backend::Cpu: return gemm_cpu(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
+    case Backend::Cpu:
+      return detail::sgemm(transpose_a, transpose_b, m, n, k, alpha, a.data(), b.data(), beta, c.data());
     case Backend::Cuda: break;
   }
   unsupported("gemm", backend);

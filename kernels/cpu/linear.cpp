@@ -3,21 +3,17 @@
 //   forward  out   (N × OC)  = inp (N × IC) · weightᵀ          [+ bias broadcast over rows]
 //   backward dinp  (N × IC)  = dout (N × OC) · weight
 //            dW    (OC × IC) += doutᵀ · inp
-// Cpu hands them to cblas_sgemm (OpenBLAS) or, in a build without OpenBLAS, to kernels::gemm
-// (Eigen). The bias reduction is ours: rows in order, columns split between threads.
+// Cpu hands them to the kernels' one matrix product (blas.hpp: OpenBLAS, else Eigen). The bias
+// reduction is ours: rows in order, columns split between threads.
 #include "lowcomm/kernels/linear.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
-#include <atomic>
 
+#include "blas.hpp"
 #include "lowcomm/kernels/linalg.hpp"
 #include "transformer_checks.hpp"
-
-#ifdef LOWCOMM_HAVE_OPENBLAS
-#include <cblas.h>
-#endif
 
 namespace lowcomm::kernels {
 namespace {
@@ -32,38 +28,11 @@ void check(std::string_view kernel, std::int64_t N, std::int64_t IC, std::int64_
   if (bias != 0) detail::check_size(kernel, "bias (OC, or empty)", bias, OC);
 }
 
-#ifdef LOWCOMM_HAVE_OPENBLAS
-// OpenBLAS keeps its own thread pool (the pthread build) or uses OpenMP's (the OpenMP build).
-// Either way it must use as many threads as our OpenMP loops and no more: two pools of all the
-// cores each would oversubscribe them. Set once, and again only when OMP's count changes.
-void match_blas_threads() {
-  static std::atomic<int> configured{0};  // the model is driven by one thread; atomic for safety
-  const int threads = omp_get_max_threads();
-  if (threads != configured.load()) {
-    openblas_set_num_threads(threads);
-    configured.store(threads);
-  }
-}
-
+// C ← op(A) · op(B) + beta · C through the kernels' one matrix product (blas.hpp).
 void sgemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
            const float* a, const float* b, float beta, float* c) {
-  match_blas_threads();
-  const auto lda = static_cast<blasint>(std::max<std::int64_t>(1, transpose_a ? m : k));
-  const auto ldb = static_cast<blasint>(std::max<std::int64_t>(1, transpose_b ? k : n));
-  cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
-              transpose_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
-              static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a, lda, b, ldb, beta, c,
-              static_cast<blasint>(std::max<std::int64_t>(1, n)));
+  detail::sgemm(transpose_a, transpose_b, m, n, k, 1.0f, a, b, beta, c);
 }
-#else
-void sgemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
-           const float* a, const float* b, float beta, float* c) {
-  gemm(Backend::Cpu, transpose_a, transpose_b, m, n, k, 1.0f,
-       std::span<const float>(a, static_cast<std::size_t>(m * k)),
-       std::span<const float>(b, static_cast<std::size_t>(k * n)), beta,
-       std::span<float>(c, static_cast<std::size_t>(m * n)));
-}
-#endif
 
 // dbias[c] += Σ_n dout[n, c] for columns [c0, c1), rows in order.
 void bias_grad_columns(float* dbias, const float* dout, std::int64_t N, std::int64_t OC,
@@ -181,12 +150,6 @@ void linear_backward(Backend backend, std::span<float> dinp, std::span<float> dw
   unsupported(kernel, backend);
 }
 
-const char* linear_cpu_provider() {
-#ifdef LOWCOMM_HAVE_OPENBLAS
-  return openblas_get_config();
-#else
-  return "Eigen";
-#endif
-}
+const char* linear_cpu_provider() { return detail::sgemm_provider(); }
 
 }  // namespace lowcomm::kernels

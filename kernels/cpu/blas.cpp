@@ -1,0 +1,85 @@
+#include "blas.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+
+#ifdef LOWCOMM_HAVE_OPENBLAS
+#include <cblas.h>
+#else
+#include <Eigen/Core>
+#endif
+
+namespace lowcomm::kernels::detail {
+
+#ifdef LOWCOMM_HAVE_OPENBLAS
+
+namespace {
+
+// OpenBLAS keeps its own thread pool (the pthread build) or uses OpenMP's (the OpenMP build).
+// Either way it must use as many threads as our OpenMP loops and no more: two pools of all the
+// cores each would oversubscribe them. Set once, and again only when OMP's count changes.
+void match_blas_threads() {
+  static std::atomic<int> configured{0};
+  const int threads = omp_get_max_threads();
+  if (threads != configured.load()) {
+    openblas_set_num_threads(threads);
+    configured.store(threads);
+  }
+}
+
+}  // namespace
+
+void sgemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+           const float* a, const float* b, float beta, float* c) {
+  if (m == 0 || n == 0) return;
+  match_blas_threads();
+  const auto lda = static_cast<blasint>(std::max<std::int64_t>(1, transpose_a ? m : k));
+  const auto ldb = static_cast<blasint>(std::max<std::int64_t>(1, transpose_b ? k : n));
+  cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, lda, b, ldb,
+              beta, c, static_cast<blasint>(n));
+}
+
+const char* sgemm_provider() { return openblas_get_config(); }
+
+#else
+
+namespace {
+
+using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+template <typename OpA, typename OpB>
+void product(const OpA& op_a, const OpB& op_b, float alpha, float beta, Eigen::Map<RowMajor> c) {
+  if (beta == 0.0f) {
+    c.noalias() = alpha * op_a * op_b;
+  } else {
+    c *= beta;
+    c.noalias() += alpha * op_a * op_b;
+  }
+}
+
+}  // namespace
+
+void sgemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+           const float* a, const float* b, float beta, float* c) {
+  const Eigen::Map<const RowMajor> stored_a(a, transpose_a ? k : m, transpose_a ? m : k);
+  const Eigen::Map<const RowMajor> stored_b(b, transpose_b ? n : k, transpose_b ? k : n);
+  const Eigen::Map<RowMajor> out(c, m, n);
+  if (transpose_a && transpose_b) {
+    product(stored_a.transpose(), stored_b.transpose(), alpha, beta, out);
+  } else if (transpose_a) {
+    product(stored_a.transpose(), stored_b, alpha, beta, out);
+  } else if (transpose_b) {
+    product(stored_a, stored_b.transpose(), alpha, beta, out);
+  } else {
+    product(stored_a, stored_b, alpha, beta, out);
+  }
+}
+
+const char* sgemm_provider() { return "Eigen"; }
+
+#endif
+
+}  // namespace lowcomm::kernels::detail
