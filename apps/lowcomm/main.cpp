@@ -29,11 +29,13 @@ int main(int argc, char** argv) {
     lowcomm::cli::load_plugins_from_environment();
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // MPI has not started yet: under mpiexec every rank parses, and only the first speaks.
-    // --help and --version exit 0; a mistake on the command line is a usage error, 2.
-    if (e.get_exit_code() == 0) return lowcomm::cli::launcher_rank() == 0 ? app.exit(e) : 0;
-    if (lowcomm::cli::launcher_rank() == 0) app.exit(e);
-    return 2;
+    // MPI has not started yet: under mpiexec or srun every rank parses, and only the first speaks.
+    // The others leave quietly with status 0, so that the launcher, which kills the job when a rank
+    // fails, cannot kill rank 0 before it has said what is wrong; the launcher reports rank 0's
+    // status. --help and --version exit 0; a mistake on the command line is a usage error, 2.
+    if (lowcomm::cli::launcher_rank() != 0) return 0;
+    app.exit(e);
+    return e.get_exit_code() == 0 ? 0 : 2;
   } catch (...) {
     return lowcomm::cli::report_failure(std::current_exception());
   }
