@@ -3,11 +3,11 @@
 // (docs/log-format.md) and checkpoints to --out DIR. docs/training.md is the user's guide.
 //
 // One step on every rank: its own batch (data loader, disjoint per rank) → forward/backward →
-// local gradient clipped → NaN/Inf and stop-signal check (one tiny all-reduce on a private
-// communicator, not counted as traffic) → Strategy::step (the counted, modelled communication) →
-// the simulated clock settled → rank 0 logs the row. Losses, norms and byte counts reach rank 0
-// over the private communicator too (rank 0's agreement on having written them is one more tiny
-// all-reduce), so the log never perturbs what it measures.
+// local gradient clipped → NaN/Inf and stop-signal check (one tiny all-reduce on the uncounted
+// control channel) → Strategy::step (the counted, modelled communication) → the simulated clock
+// settled → rank 0 logs the row. Losses, norms and byte counts reach rank 0 over the control
+// channel too (rank 0's agreement on having written them is one more tiny all-reduce), so the log
+// never perturbs what it measures.
 #include <fmt/format.h>
 #include <mpi.h>
 
@@ -64,8 +64,9 @@ struct RankStep {
   std::int64_t sent = 0, received = 0;
 };
 
-// The keys that may change when a run is resumed: its length, how often it reports, and the
-// remedies for a run stopped by NaN/Inf (the peak learning rate, clipping, the NaN policy).
+// The keys that may change when a run is resumed: its length, how often it reports, how many
+// checkpoints it keeps, and the remedies for a run stopped by NaN/Inf (the peak learning rate,
+// clipping, the NaN policy).
 // Everything else must stay the same.
 std::int64_t resumable_hash(const Config& config) {
   const std::vector<ConfigSetting> free{{"train.steps", std::int64_t{1}},      {"train.progress_every", std::int64_t{1}},
@@ -162,8 +163,8 @@ class Trainer {
       }
       if (state.integer("train/config_hash") != resumable_hash(config_)) {
         throw ConfigError(fmt::format("the configuration differs from the one {} was started with (on "
-                                      "--resume only train.steps, train.*_every, schedule.lr, train.grad_clip and "
-                                      "train.nonfinite may change): pass the same --config and --set "
+                                      "--resume only train.steps, train.*_every, train.keep_checkpoints, schedule.lr, "
+                                      "train.grad_clip and train.nonfinite may change): pass the same --config and --set "
                                       "options, or start a new --out",
                                       run_dir_.string()));
       }
