@@ -14,6 +14,7 @@
 #include "path.hpp"
 #include "suggest.hpp"
 #include "value_check.hpp"
+#include "value_text.hpp"
 
 namespace lowcomm {
 
@@ -242,19 +243,9 @@ Config Config::with(std::span<const ConfigSetting> settings) const {
     if (key->type == ValueType::Float && std::holds_alternative<std::int64_t>(value)) {
       value = static_cast<double>(std::get<std::int64_t>(value));
     }
-    const bool fits = std::visit(
-        [&](const auto& v) {
-          using T = std::decay_t<decltype(v)>;
-          switch (key->type) {
-            case ValueType::Boolean: return std::is_same_v<T, bool>;
-            case ValueType::Integer: return std::is_same_v<T, std::int64_t>;
-            case ValueType::Float: return std::is_same_v<T, double>;
-            case ValueType::String: return std::is_same_v<T, std::string>;
-          }
-          return false;
-        },
-        value);
-    if (!fits) throw Error(fmt::format("Config::with: '{}' given a value of another type", path));
+    if (type_of(value) != key->type) {
+      throw Error(fmt::format("Config::with: '{}' given a value of another type", path));
+    }
     if (auto why = config_detail::constraint_violation(*key, path, value)) throw ConfigError(*why);
     values[path] = std::move(value);
   }

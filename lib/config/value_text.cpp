@@ -72,3 +72,9 @@ ValueType type_of(const ConfigValue& value) {
 }
 
 }  // namespace lowcomm::config_detail
+
+namespace lowcomm {
+
+std::string value_text(const ConfigValue& value) { return config_detail::toml_literal(value); }
+
+}  // namespace lowcomm

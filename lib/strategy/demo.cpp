@@ -38,15 +38,6 @@ struct DemoOptions {
   bool stale;
 };
 
-std::string to_text(const ConfigValue& value) {
-  return std::visit(
-      [](const auto& v) -> std::string {
-        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) return fmt::format("\"{}\"", v);
-        else return fmt::format("{}", v);
-      },
-      value);
-}
-
 // The transport's configuration: the run's, with compressor.name set to the transport and its
 // error feedback off (DeMo's own momentum is the error feedback).
 Config transport_config(const Config& config) {
@@ -82,7 +73,7 @@ Config transport_config(const Config& config) {
       if (set != *key.default_value && set != value) {
         throw ConfigError(fmt::format("strategy demo sets its DCT transport with strategy.demo.{} = {}, so {} = {} "
                                       "would be ignored: set strategy.demo.{} instead",
-                                      demo, to_text(value), path, to_text(set), demo));
+                                      demo, value_text(value), path, value_text(set), demo));
       }
       settings.push_back({path, value});
     }

@@ -6,7 +6,7 @@
 //   log-flushed          every log row before the step is on disk
 //   rank-files-written   every rank has written its checkpoint file
 //   latest-committed     checkpoints/latest names the step; older step folders still exist
-// Unset (always, outside the tests), it costs one string comparison per checkpoint.
+// Unset (always, outside the tests), it costs one getenv per commit stage.
 #include <cstdint>
 #include <string_view>
 

@@ -54,10 +54,10 @@ RunFolderLock::RunFolderLock(const std::filesystem::path& run_dir) {
                                   "live run)",
                                   run_dir.string(), holder));
   }
+  // The lock holds whatever happens here; a failed write only leaves this run's name out of the
+  // message another run would print.
   const std::string me = this_process() + "\n";
-  if (ftruncate(fd_, 0) != 0 || pwrite(fd_, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size())) {
-    // The lock holds regardless; only the name another run would read is missing.
-  }
+  if (ftruncate(fd_, 0) == 0) (void)!pwrite(fd_, me.data(), me.size(), 0);
 }
 
 RunFolderLock::~RunFolderLock() {

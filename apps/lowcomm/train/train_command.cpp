@@ -402,9 +402,9 @@ class Trainer {
     for (const std::int64_t kept : store_.steps()) {
       if (kept >= step) continue;
       const auto logged = loss_of_step_.find(kept);
-      const bool good = logged == loss_of_step_.end()  // logged before this process: not known
-                            ? true
-                            : std::isfinite(logged->second) && logged->second <= 2 * lowest;
+      // A step logged before this process started has no known loss and counts as good.
+      const bool good = logged == loss_of_step_.end() ||
+                        (std::isfinite(logged->second) && logged->second <= 2 * lowest);
       if (good) back = kept;
     }
     if (back) {

@@ -60,6 +60,9 @@ class ConfigSchema {
   std::map<std::string, ConfigKey, std::less<>> keys_;
 };
 
+// A value as the resolved configuration writes it (strings quoted, floats as "3.0"): for messages.
+std::string value_text(const ConfigValue& value);
+
 // One key set to one typed value, as code (not a user) derives a configuration.
 struct ConfigSetting {
   std::string path;
