@@ -32,14 +32,17 @@ void match_blas_threads() {
 }  // namespace
 
 void sgemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-           const float* a, const float* b, float beta, float* c) {
+           const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+           std::int64_t ldc) {
   if (m == 0 || n == 0) return;
-  match_blas_threads();
-  const auto lda = static_cast<blasint>(std::max<std::int64_t>(1, transpose_a ? m : k));
-  const auto ldb = static_cast<blasint>(std::max<std::int64_t>(1, transpose_b ? k : n));
+  // Inside a parallel region OpenBLAS's OpenMP build runs on the calling thread; outside, it
+  // takes as many threads as our loops would.
+  if (omp_in_parallel() == 0) match_blas_threads();
+  // BLAS wants every leading dimension >= 1 even for an empty matrix.
+  const auto ld = [](std::int64_t stride) { return static_cast<blasint>(std::max<std::int64_t>(1, stride)); };
   cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
-              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, lda, b, ldb,
-              beta, c, static_cast<blasint>(n));
+              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, ld(lda), b,
+              ld(ldb), beta, c, ld(ldc));
 }
 
 const char* sgemm_provider() { return openblas_get_config(); }
@@ -49,9 +52,12 @@ const char* sgemm_provider() { return openblas_get_config(); }
 namespace {
 
 using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using Stride = Eigen::OuterStride<>;
+using ConstView = Eigen::Map<const RowMajor, Eigen::Unaligned, Stride>;
+using View = Eigen::Map<RowMajor, Eigen::Unaligned, Stride>;
 
 template <typename OpA, typename OpB>
-void product(const OpA& op_a, const OpB& op_b, float alpha, float beta, Eigen::Map<RowMajor> c) {
+void product(const OpA& op_a, const OpB& op_b, float alpha, float beta, View c) {
   if (beta == 0.0f) {
     c.noalias() = alpha * op_a * op_b;
   } else {
@@ -63,10 +69,12 @@ void product(const OpA& op_a, const OpB& op_b, float alpha, float beta, Eigen::M
 }  // namespace
 
 void sgemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-           const float* a, const float* b, float beta, float* c) {
-  const Eigen::Map<const RowMajor> stored_a(a, transpose_a ? k : m, transpose_a ? m : k);
-  const Eigen::Map<const RowMajor> stored_b(b, transpose_b ? n : k, transpose_b ? k : n);
-  const Eigen::Map<RowMajor> out(c, m, n);
+           const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+           std::int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  const ConstView stored_a(a, transpose_a ? k : m, transpose_a ? m : k, Stride(lda));
+  const ConstView stored_b(b, transpose_b ? n : k, transpose_b ? k : n, Stride(ldb));
+  const View out(c, m, n, Stride(ldc));
   if (transpose_a && transpose_b) {
     product(stored_a.transpose(), stored_b.transpose(), alpha, beta, out);
   } else if (transpose_a) {

@@ -1,17 +1,28 @@
 #pragma once
 // The one matrix product of the CPU kernels: every Cpu GEMM (kernels::gemm, so PowerSGD's
-// products, and the transformer's linear layers) goes through here. With OpenBLAS found at
+// products; the block DCT's products; the transformer's linear layers) goes through here. With OpenBLAS found at
 // configure time (cmake/LowcommOpenBLAS.cmake) this is cblas_sgemm on OpenMP's threads; without,
-// Eigen's product. Only blas.cpp sees cblas.h. (The DCT keeps its own Eigen kernel: dct.cpp says
-// why.) Arguments are not checked here: the callers' kernels check their shapes.
+// Eigen's product. Only blas.cpp sees cblas.h.
+// Arguments are not checked here: the callers' kernels check their shapes.
 #include <cstdint>
 
 namespace lowcomm::kernels::detail {
 
-// C (m × n) ← alpha · op(A) · op(B) + beta · C, all row-major and dense; op(A) is m × k, stored
-// k × m when transposed; op(B) is k × n, stored n × k when transposed. beta = 0 ignores C's contents.
+// C (m × n) ← alpha · op(A) · op(B) + beta · C, all row-major; op(A) is m × k, stored k × m when
+// transposed; op(B) is k × n, stored n × k when transposed. lda, ldb, ldc are the stored matrices'
+// row strides (at least their column counts). beta = 0 ignores C's contents.
+// Inside an active OpenMP parallel region the product runs on the calling thread alone, and its
+// bits never depend on the thread count: both providers split a product between threads by rows
+// and columns of C only, never along k, and block k by sizes alone. (tests/kernels checks it.)
 void sgemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-           const float* a, const float* b, float beta, float* c);
+           const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+           std::int64_t ldc);
+
+// The dense case: every stored matrix's row stride is its column count.
+inline void sgemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                  float alpha, const float* a, const float* b, float beta, float* c) {
+  sgemm(transpose_a, transpose_b, m, n, k, alpha, a, transpose_a ? m : k, b, transpose_b ? k : n, beta, c, n);
+}
 
 // What computes it: OpenBLAS's configuration string, or "Eigen".
 const char* sgemm_provider();

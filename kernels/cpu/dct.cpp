@@ -9,9 +9,9 @@
 #include <numbers>
 #include <string_view>
 
-#include <Eigen/Core>
 #include <fmt/format.h>
 
+#include "blas.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm::kernels {
@@ -114,21 +114,19 @@ void decode_reference(const BlockLayout& l, std::span<const float> q, std::span<
 //
 // Small transforms run the per-block loops below (blocks in parallel; inside a block, each sum
 // becomes a row update vectorised across the outputs it feeds, out[:] += a · row[:]).
-// Larger ones are rewritten as a few large matrix products (Eigen's blocked kernels), over
+// Larger ones are rewritten as a few large matrix products (the library's BLAS, blas.hpp), over
 // "chunks": up to kChunkFloats elements of one block row (a slab of h tensor rows), i.e. nb
 // consecutive blocks of the same block row. For a chunk X (h × nb·w, tensor layout):
 //   encode: Y = C_h · X (one product), Y reordered block by block into Yb (nb·h × w, which is
-//           the coefficient layout), then Q = Yb · C_wᵀ written straight into the coefficients;
+//           the coefficient layout), then Q = Yb · C_wᵀ, interleaved into the coefficients;
 //   decode: V = Q · C_w (the nb·h × w coefficient rows in one product), V reordered back into
 //           tensor layout, then X = C_hᵀ · V written straight into the tensor.
 // A block length of 1 has the basis [1], so that product is skipped (h = 1 makes the whole
 // tensor a single block row already in coefficient order).
 //
-// Determinism: the chunks are cut from the layout alone, every product is run through Eigen's
-// single-threaded kernel with a blocking computed from its own sizes only, and the threads only
-// decide which chunks each of them does. So the result is the same run to run and for every
-// OMP_NUM_THREADS (Eigen's own gemm parallelisation, whose split depends on the thread count, is
-// never used).
+// Determinism: the chunks are cut from the layout alone, every product's bits depend on its own
+// sizes only (blas.hpp), and the threads only decide which chunks each of them does. So the
+// result is the same run to run and for every OMP_NUM_THREADS.
 
 struct Basis {
   std::vector<float> c;   // C[k][n], row-major
@@ -225,26 +223,14 @@ constexpr std::int64_t kProductWork = std::int64_t{1} << 17;
 // copies stay in L2.
 constexpr std::int64_t kChunkFloats = std::int64_t{1} << 15;
 
-using Eigen::Index;
-
-// c (m × n, row stride ldc, column stride incr) = op(a) (m × k) · op(b) (k × n), where a is
-// stored row-major with row stride lda (AOrder RowMajor) or is the transpose of a row-major
-// k × m matrix with row stride lda (ColMajor); the same for b. Eigen's sequential GEBP kernel
-// with a blocking computed from m, n, k alone (and the cache sizes Eigen reads once), so the
-// summation order never depends on the thread count.
-template <int AOrder, int BOrder, int Incr = 1>
-void product(Index m, Index n, Index k, const float* a, Index lda, const float* b, Index ldb,
-             float* c, Index ldc, Index incr = 1) {
-  if (m == 0 || n == 0) return;
-  for (Index i = 0; i < m; ++i) {
-    for (Index j = 0; j < n; ++j) c[i * ldc + j * incr] = 0.0f;
-  }
-  using Gemm = Eigen::internal::general_matrix_matrix_product<Index, float, AOrder, false, float,
-                                                              BOrder, false, Eigen::RowMajor, Incr>;
-  Eigen::internal::gemm_blocking_space<Eigen::RowMajor, float, float, Eigen::Dynamic,
-                                       Eigen::Dynamic, Eigen::Dynamic>
-      blocking(m, n, k, 1, true);
-  Gemm::run(m, n, k, a, lda, b, ldb, c, incr, ldc, 1.0f, blocking, nullptr);
+// c (m × n, row stride ldc) = op(a) · op(b), op(a) m × k and op(b) k × n as detail::sgemm
+// takes them: the library's one BLAS. It is called inside the chunk loop's parallel region (so on
+// one thread) or, with a single chunk, outside it; either way its bits do not depend on the
+// thread count (blas.hpp).
+void product(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
+             const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c,
+             std::int64_t ldc) {
+  detail::sgemm(transpose_a, transpose_b, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
 }
 
 // The even/odd split of a length-c basis. C[k][c-1-n] = (-1)^k C[k][n], so with
@@ -350,8 +336,7 @@ void encode_products(const BlockLayout& l, std::span<const float> x, std::span<f
 #pragma omp parallel if (chunks.count() > 1)
   {
     std::vector<float> a(static_cast<std::size_t>(h * chunks.per_chunk * w));
-    std::vector<float> y(static_cast<std::size_t>(h > 1 ? a.size() : 0));
-    std::vector<float> column(static_cast<std::size_t>(h));
+    std::vector<float> y(a.size());
 #pragma omp for schedule(static)
     for (std::int64_t chunk = 0; chunk < chunks.count(); ++chunk) {
       const std::int64_t nb = chunks.blocks(chunk);
@@ -374,10 +359,9 @@ void encode_products(const BlockLayout& l, std::span<const float> x, std::span<f
           }
         }
         if (h % 2 == 1) std::copy_n(xc + hh->no * cols, n, &a[hh->no * n]);
-        product<Eigen::RowMajor, Eigen::RowMajor>(hh->ne, n, hh->ne, hh->even.data(), hh->ne,
-                                                  a.data(), n, y.data(), n);
-        product<Eigen::RowMajor, Eigen::RowMajor>(hh->no, n, hh->no, hh->odd.data(), hh->no,
-                                                  &a[hh->ne * n], n, &y[hh->ne * n], n);
+        product(false, false, hh->ne, n, hh->ne, hh->even.data(), hh->ne, a.data(), n, y.data(), n);
+        product(false, false, hh->no, n, hh->no, hh->odd.data(), hh->no, &a[hh->ne * n], n,
+                &y[hh->ne * n], n);
         stage_h = y.data();
         stage_h_stride = n;
       }
@@ -396,11 +380,23 @@ void encode_products(const BlockLayout& l, std::span<const float> x, std::span<f
                 &a[(b * h + i) * w]);
         }
       }
-      // Q[:, 2m] = E · evenᵀ, Q[:, 2m+1] = O · oddᵀ, written interleaved into the coefficients.
-      product<Eigen::RowMajor, Eigen::ColMajor, Eigen::Dynamic>(
-          nb * h, hw->ne, hw->ne, a.data(), w, hw->even.data(), hw->ne, qc, w, 2);
-      product<Eigen::RowMajor, Eigen::ColMajor, Eigen::Dynamic>(
-          nb * h, hw->no, hw->no, &a[hw->ne], w, hw->odd.data(), hw->no, qc + 1, w, 2);
+      // Q[:, 2m] = E · evenᵀ, Q[:, 2m+1] = O · oddᵀ: the products fill [even | odd] columns of
+      // z, which are then interleaved into the coefficients. (The first stage's result is no
+      // longer needed, so z reuses its buffer.)
+      const std::int64_t rows = nb * h;
+      float* z = y.data();
+      product(false, true, rows, hw->ne, hw->ne, a.data(), w, hw->even.data(), hw->ne, z, w);
+      product(false, true, rows, hw->no, hw->no, &a[hw->ne], w, hw->odd.data(), hw->no,
+              z + hw->ne, w);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const float* in = z + r * w;
+        float* out = qc + r * w;
+        for (std::int64_t m = 0; m < hw->no; ++m) {
+          out[2 * m] = in[m];
+          out[2 * m + 1] = in[hw->ne + m];
+        }
+        if (hw->ne > hw->no) out[w - 1] = in[hw->no];
+      }
     }
   }
 }
@@ -440,10 +436,9 @@ void decode_products(const BlockLayout& l, std::span<const float> q, std::span<f
           if (hw->ne > hw->no) out[hw->no] = in[w - 1];
         }
         // ... then e = E · even, o = O · odd ...
-        product<Eigen::RowMajor, Eigen::RowMajor>(rows, hw->ne, hw->ne, a.data(), w,
-                                                  hw->even.data(), hw->ne, y.data(), w);
-        product<Eigen::RowMajor, Eigen::RowMajor>(rows, hw->no, hw->no, &a[hw->ne], w,
-                                                  hw->odd.data(), hw->no, &y[hw->ne], w);
+        product(false, false, rows, hw->ne, hw->ne, a.data(), w, hw->even.data(), hw->ne, y.data(), w);
+        product(false, false, rows, hw->no, hw->no, &a[hw->ne], w, hw->odd.data(), hw->no,
+                &y[hw->ne], w);
         // ... and x = join(e, o), each block row to its place in G.
         for (std::int64_t b = 0; b < nb; ++b) {
           for (std::int64_t i = 0; i < h; ++i) {
@@ -454,10 +449,9 @@ void decode_products(const BlockLayout& l, std::span<const float> q, std::span<f
       }
       if (h == 1) continue;
       // Stage h: e = evenᵀ · G_even, o = oddᵀ · G_odd, x = join(e, o) row by row.
-      product<Eigen::ColMajor, Eigen::RowMajor>(hh->ne, n, hh->ne, hh->even.data(), hh->ne,
-                                                a.data(), n, y.data(), n);
-      product<Eigen::ColMajor, Eigen::RowMajor>(hh->no, n, hh->no, hh->odd.data(), hh->no,
-                                                &a[hh->ne * n], n, &y[hh->ne * n], n);
+      product(true, false, hh->ne, n, hh->ne, hh->even.data(), hh->ne, a.data(), n, y.data(), n);
+      product(true, false, hh->no, n, hh->no, hh->odd.data(), hh->no, &a[hh->ne * n], n,
+              &y[hh->ne * n], n);
       for (std::int64_t r = 0; r < hh->no; ++r) {
         const float* e = &y[r * n];
         const float* o = &y[(hh->ne + r) * n];

@@ -150,6 +150,5 @@ void linear_backward(Backend backend, std::span<float> dinp, std::span<float> dw
   unsupported(kernel, backend);
 }
 
-const char* linear_cpu_provider() { return detail::sgemm_provider(); }
 
 }  // namespace lowcomm::kernels

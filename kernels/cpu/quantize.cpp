@@ -3,18 +3,22 @@
 // they agree bitwise; they differ in how the work is laid out. Reference computes each group's
 // scale, then sets the code stream one bit at a time. Cpu computes the scales in parallel over
 // groups, then encodes in units of eight elements: eight b-bit codes fill exactly b bytes, so
-// units start on byte boundaries and threads never share a byte.
+// units start on byte boundaries and threads never share a byte. For 8 and 4 bits with nearest
+// rounding, whose codes are whole bytes and nibbles, Cpu instead runs vectorised loops over each
+// group's run of elements (the byte-aligned paths below).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "lowcomm/core/splitmix.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/quantize.hpp"
+#include "simd_clones.hpp"
 
 namespace lowcomm::kernels {
 namespace {
@@ -144,6 +148,72 @@ void quantize_reference(const Layout& layout, std::span<const float> x, Rounding
   }
 }
 
+// ---- Cpu, byte-aligned codes: 8 bits (a byte per element) and 4 bits (two per byte, the even
+// element in the low nibble), nearest rounding ------------------------------------------------
+//
+// The codes of a run of elements under one scale, computed for the whole run at once so that the
+// loop vectorises (SIMD clones): round half away from zero as trunc(y) plus one step away from
+// zero where |y − trunc(y)| ≥ 0.5 (y − trunc(y) is exact in float), which is std::round's value;
+// the clamp in float, which is exact on these integers. Bitwise the reference's encode().
+LOWCOMM_SIMD_CLONES
+void nearest_codes(const float* x, std::size_t n, float scale, int levels, std::uint8_t* codes) {
+  if (scale == 0.0f) {  // an all-zero group
+    std::fill(codes, codes + n, static_cast<std::uint8_t>(levels));
+    return;
+  }
+  const auto limit = static_cast<float>(levels);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float y = x[i] / scale;
+    const float whole = std::trunc(y);
+    const auto away = static_cast<float>(std::fabs(y - whole) >= 0.5f);  // 0 or 1, branch-free
+    const float q = std::min(std::max(whole + std::copysign(away, y), -limit), limit);
+    codes[i] = static_cast<std::uint8_t>(static_cast<int>(q) + levels);
+  }
+}
+
+// codes[i] for i in [begin, end) of the whole tensor, group by group.
+void nearest_codes_range(const Layout& layout, const float* x, const float* scales, std::size_t begin,
+                         std::size_t end, std::uint8_t* codes) {
+  for (std::size_t i = begin; i < end;) {
+    const std::size_t g = i / layout.group;
+    const std::size_t stop = std::min(end, (g + 1) * layout.group);
+    nearest_codes(x + i, stop - i, scales[g], layout.levels, codes + (i - begin));
+    i = stop;
+  }
+}
+
+// Elements per parallel piece: even, so a 4-bit piece starts on a byte.
+constexpr std::size_t kAlignedPiece = std::size_t{1} << 14;
+
+LOWCOMM_SIMD_CLONES
+void pack_nibbles(const std::uint8_t* codes, std::size_t n, std::byte* out) {
+  for (std::size_t j = 0; j < n / 2; ++j) {
+    out[j] = static_cast<std::byte>(codes[2 * j] | (codes[2 * j + 1] << 4));
+  }
+  if (n % 2 == 1) out[n / 2] = static_cast<std::byte>(codes[n - 1]);
+}
+
+void encode_aligned(const Layout& layout, const float* x, const float* scales, std::byte* out) {
+  const std::size_t pieces = (layout.count + kAlignedPiece - 1) / kAlignedPiece;
+#pragma omp parallel if (layout.count >= kParallelMin)
+  {
+    std::vector<std::uint8_t> codes(layout.bits == 4 ? kAlignedPiece : 0);
+#pragma omp for schedule(static)
+    for (std::size_t p = 0; p < pieces; ++p) {
+      const std::size_t begin = p * kAlignedPiece;
+      const std::size_t end = std::min(begin + kAlignedPiece, layout.count);
+      if (layout.bits == 8) {
+        nearest_codes_range(layout, x, scales, begin, end, reinterpret_cast<std::uint8_t*>(out) + begin);
+      } else {
+        nearest_codes_range(layout, x, scales, begin, end, codes.data());
+        pack_nibbles(codes.data(), end - begin, out + begin / 2);
+      }
+    }
+  }
+}
+
+bool aligned(int bits) { return bits == 8 || bits == 4; }
+
 void quantize_cpu(const Layout& layout, std::span<const float> x, Rounding rounding,
                   std::uint64_t seed, std::span<std::byte> codes, std::span<float> scales) {
   const float* src = x.data();
@@ -160,6 +230,9 @@ void quantize_cpu(const Layout& layout, std::span<const float> x, Rounding round
     if (bad) first_bad = std::min(first_bad, g);
   }
   if (first_bad < layout.groups) throw_non_finite(x, first_bad * layout.group);
+  if (aligned(layout.bits) && rounding == Rounding::Nearest) {
+    return encode_aligned(layout, src, scale_out, codes.data());
+  }
 
   std::byte* dst = codes.data();
   const std::size_t units = layout.count / 8 + (layout.count % 8 != 0);
@@ -234,11 +307,72 @@ void dequantize_reference(const Layout& layout, std::span<const std::byte> codes
   }
 }
 
+// The decode of a run of byte-aligned codes under one scale; false if a code exceeds 2L.
+LOWCOMM_SIMD_CLONES
+bool decode_codes(const std::uint8_t* codes, std::size_t n, float scale, int levels, float* out) {
+  const auto largest = static_cast<std::uint8_t>(2 * levels);
+  bool valid = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    valid &= codes[i] <= largest;
+    out[i] = static_cast<float>(static_cast<int>(codes[i]) - levels) * scale;
+  }
+  return valid;
+}
+
+LOWCOMM_SIMD_CLONES
+void unpack_nibbles(const std::byte* in, std::size_t n, std::uint8_t* codes) {
+  for (std::size_t j = 0; j < n / 2; ++j) {
+    const auto byte = std::to_integer<std::uint8_t>(in[j]);
+    codes[2 * j] = byte & 0x0F;
+    codes[2 * j + 1] = byte >> 4;
+  }
+  if (n % 2 == 1) codes[n - 1] = std::to_integer<std::uint8_t>(in[n / 2]) & 0x0F;
+}
+
+// Returns the first element whose code is malformed, or layout.count.
+std::size_t decode_aligned(const Layout& layout, const std::byte* in, const float* scales, float* out) {
+  const std::size_t pieces = (layout.count + kAlignedPiece - 1) / kAlignedPiece;
+  std::size_t first_bad = layout.count;
+#pragma omp parallel if (layout.count >= kParallelMin) reduction(min : first_bad)
+  {
+    std::vector<std::uint8_t> unpacked(layout.bits == 4 ? kAlignedPiece : 0);
+#pragma omp for schedule(static)
+    for (std::size_t p = 0; p < pieces; ++p) {
+      const std::size_t begin = p * kAlignedPiece;
+      const std::size_t end = std::min(begin + kAlignedPiece, layout.count);
+      const std::uint8_t* codes = reinterpret_cast<const std::uint8_t*>(in) + begin;
+      if (layout.bits == 4) {
+        unpack_nibbles(in + begin / 2, end - begin, unpacked.data());
+        codes = unpacked.data();
+      }
+      for (std::size_t i = begin; i < end;) {
+        const std::size_t g = i / layout.group;
+        const std::size_t stop = std::min(end, (g + 1) * layout.group);
+        if (!decode_codes(codes + (i - begin), stop - i, scales[g], layout.levels, out + i)) {
+          const auto* bad = std::find_if(codes + (i - begin), codes + (stop - begin), [&](std::uint8_t c) {
+            return !valid_code(c, layout);
+          });
+          first_bad = std::min(first_bad, begin + static_cast<std::size_t>(bad - codes));
+        }
+        i = stop;
+      }
+    }
+  }
+  return first_bad;
+}
+
 void dequantize_cpu(const Layout& layout, std::span<const std::byte> codes,
                     std::span<const float> scales, std::span<float> out) {
   const std::byte* src = codes.data();
   const float* scale_in = scales.data();
   float* dst = out.data();
+  if (aligned(layout.bits)) {
+    const std::size_t first_bad = decode_aligned(layout, src, scale_in, dst);
+    if (first_bad < layout.count) {
+      throw_bad_code(first_bad, read_code_reference(codes, first_bad, layout.bits), layout);
+    }
+    return;
+  }
   const std::size_t units = layout.count / 8 + (layout.count % 8 != 0);
   const std::uint64_t mask = (std::uint64_t{1} << layout.bits) - 1;
   std::size_t first_bad = layout.count;

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <functional>
 #include <bit>
 #include <numeric>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "lowcomm/error.hpp"
+#include "simd_clones.hpp"
 
 namespace lowcomm::kernels {
 
@@ -26,10 +28,10 @@ constexpr std::int64_t kParallelElements = std::int64_t{1} << 15;
 // The selection order as an integer: the bits of |v| order like the magnitudes themselves
 // (+0 and -0 both become 0), and every NaN, whatever its sign and payload, becomes the one
 // key just above +inf's, so NaNs tie among themselves and beat every number.
+// (min() rather than a branch, so that loops over keys vectorise.)
+constexpr std::uint32_t kNanKey = 0x7F800001u;  // +inf's bits + 1
 inline std::uint32_t magnitude_key(float v) {
-  constexpr std::uint32_t kInfinity = 0x7F800000u;
-  const std::uint32_t magnitude = std::bit_cast<std::uint32_t>(v) & 0x7FFFFFFFu;
-  return magnitude > kInfinity ? kInfinity + 1 : magnitude;
+  return std::min(std::bit_cast<std::uint32_t>(v) & 0x7FFFFFFFu, kNanKey);
 }
 
 struct Candidate {
@@ -62,29 +64,74 @@ void select_reference(std::span<const float> values, std::int64_t k, std::int64_
   write_selection(values, std::span(all).first(static_cast<std::size_t>(k)), indices, selected);
 }
 
-// ---- Cpu: one pass per range with a heap of the best k so far --------------------------
+// ---- Cpu: a threshold pass, then an exact selection among the few entries above it ----------
 //
-// `heap` ends up holding the first min(k, size) entries of values[begin, end) in selection
-// order, indices offset by `begin`. Entries are scanned in increasing index, so a newcomer that
-// merely ties the worst kept key comes after it and is skipped: the hot loop is one integer
-// comparison, and the heap is touched only by entries that really enter it (about
-// k·ln(size/k) of them for random data).
-void select_range(std::span<const float> values, std::int64_t begin, std::int64_t end,
-                  std::int64_t k, std::vector<Candidate>& heap) {
-  heap.clear();
-  const std::int64_t fill = std::min(end, begin + k);
-  for (std::int64_t i = begin; i < fill; ++i) {
-    heap.push_back({magnitude_key(values[static_cast<std::size_t>(i)]), i});
-    std::push_heap(heap.begin(), heap.end(), comes_before);  // front: the worst kept
+// Cut the range into G >= k groups and take each group's largest key; let t be the k-th largest
+// of those G maxima. k groups have a maximum >= t, so at least k entries have a key >= t, and
+// every entry of the selection does too. The candidates, all entries with key >= t (ties at t
+// included, so the index order among equal keys survives), are then ordered exactly. With about
+// 4k groups, random data leaves a little over k candidates: the two passes are branch-free
+// integer loops over the values (vectorised, in SIMD clones), and the sort touches only the
+// candidates. Worst case (all keys equal) every entry is a candidate and it costs a sort.
+//
+// The result does not depend on how the groups are cut, only on the order (the candidate set
+// always contains the true first k), so it is bitwise the Reference's.
+
+LOWCOMM_SIMD_CLONES
+void group_maxima(const float* values, std::int64_t n, std::int64_t group, std::uint32_t* maxima) {
+  const std::int64_t full = n / group;
+  for (std::int64_t g = 0; g < full; ++g) {
+    const float* first = values + g * group;
+    std::uint32_t best = 0;
+    for (std::int64_t i = 0; i < group; ++i) best = std::max(best, magnitude_key(first[i]));
+    maxima[g] = best;
   }
-  for (std::int64_t i = fill; i < end; ++i) {
-    const std::uint32_t key = magnitude_key(values[static_cast<std::size_t>(i)]);
-    if (key <= heap.front().key) continue;
-    std::pop_heap(heap.begin(), heap.end(), comes_before);
-    heap.back() = {key, i};
-    std::push_heap(heap.begin(), heap.end(), comes_before);
+  if (full * group < n) {
+    std::uint32_t best = 0;
+    for (std::int64_t i = full * group; i < n; ++i) best = std::max(best, magnitude_key(values[i]));
+    maxima[full] = best;
   }
-  std::sort_heap(heap.begin(), heap.end(), comes_before);
+}
+
+// Appends {key, offset + i} for every i with key >= threshold.
+LOWCOMM_SIMD_CLONES
+void collect_candidates(const float* values, std::int64_t n, std::int64_t offset, std::uint32_t threshold,
+                        std::vector<Candidate>& candidates) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::uint32_t key = magnitude_key(values[i]);
+    if (key >= threshold) candidates.push_back({key, offset + i});
+  }
+}
+
+// Per-thread buffers of select_range, reused across calls.
+struct SelectScratch {
+  std::vector<std::uint32_t> maxima;
+  std::vector<Candidate> candidates;  // ends up holding the selection, in order
+};
+
+// scratch.candidates ends up holding the first min(k, end - begin) entries of
+// values[begin, end) in selection order, indices offset by `begin`.
+void select_range(std::span<const float> values, std::int64_t begin, std::int64_t end, std::int64_t k,
+                  SelectScratch& scratch) {
+  const std::int64_t n = end - begin;
+  const float* range = values.data() + begin;
+  std::vector<Candidate>& candidates = scratch.candidates;
+  candidates.clear();
+  k = std::min(k, n);
+  if (k <= 0) return;
+  const std::int64_t group = std::max<std::int64_t>(1, n / (4 * k));
+  const std::int64_t groups = (n + group - 1) / group;
+  scratch.maxima.resize(static_cast<std::size_t>(groups));
+  group_maxima(range, n, group, scratch.maxima.data());
+  // The k-th largest maximum (groups >= k: group <= n / k).
+  const auto kth = scratch.maxima.begin() + (k - 1);
+  std::nth_element(scratch.maxima.begin(), kth, scratch.maxima.end(), std::greater<>());
+  collect_candidates(range, n, begin, *kth, candidates);
+  if (static_cast<std::int64_t>(candidates.size()) > k) {
+    std::nth_element(candidates.begin(), candidates.begin() + (k - 1), candidates.end(), comes_before);
+    candidates.resize(static_cast<std::size_t>(k));
+  }
+  std::sort(candidates.begin(), candidates.end(), comes_before);
 }
 
 void per_block_cpu(std::span<const float> values, std::int64_t block_size, std::int64_t k,
@@ -92,14 +139,13 @@ void per_block_cpu(std::span<const float> values, std::int64_t block_size, std::
   const std::int64_t blocks = static_cast<std::int64_t>(values.size()) / block_size;
 #pragma omp parallel if (static_cast<std::int64_t>(values.size()) > kParallelElements)
   {
-    std::vector<Candidate> heap;
-    heap.reserve(static_cast<std::size_t>(k));
+    SelectScratch scratch;
 #pragma omp for schedule(static)
     for (std::int64_t b = 0; b < blocks; ++b) {
       const auto block = values.subspan(static_cast<std::size_t>(b * block_size),
                                         static_cast<std::size_t>(block_size));
-      select_range(block, 0, block_size, k, heap);
-      write_selection(block, heap, indices.data() + b * k, selected.data() + b * k);
+      select_range(block, 0, block_size, k, scratch);
+      write_selection(block, scratch.candidates, indices.data() + b * k, selected.data() + b * k);
     }
   }
 }
@@ -111,17 +157,18 @@ void global_cpu(std::span<const float> values, std::int64_t k, std::span<std::in
   const auto n = static_cast<std::int64_t>(values.size());
   const std::int64_t ranges = std::clamp<std::int64_t>(n / kParallelElements, 1,
                                                        omp_get_max_threads());
-  std::vector<std::vector<Candidate>> lists(static_cast<std::size_t>(ranges));
+  std::vector<SelectScratch> lists(static_cast<std::size_t>(ranges));
 #pragma omp parallel for schedule(static) num_threads(ranges) if (ranges > 1)
   for (std::int64_t p = 0; p < ranges; ++p) {
     const std::int64_t begin = (n / ranges) * p + std::min(p, n % ranges);
     const std::int64_t end = begin + n / ranges + (p < n % ranges ? 1 : 0);
     select_range(values, begin, end, k, lists[static_cast<std::size_t>(p)]);
   }
-  std::vector<Candidate> merged = std::move(lists[0]);
+  std::vector<Candidate> merged = std::move(lists[0].candidates);
   for (std::size_t p = 1; p < lists.size(); ++p) {
+    const std::vector<Candidate>& list = lists[p].candidates;
     const auto middle = static_cast<std::ptrdiff_t>(merged.size());
-    merged.insert(merged.end(), lists[p].begin(), lists[p].end());
+    merged.insert(merged.end(), list.begin(), list.end());
     std::inplace_merge(merged.begin(), merged.begin() + middle, merged.end(), comes_before);
     merged.resize(std::min(merged.size(), static_cast<std::size_t>(k)));
   }

@@ -265,7 +265,7 @@ TEST(Linear, RejectsMismatchedBuffers) {
               ThrowsMessage<Error>(HasSubstr("out (N × OC) holds 8 floats, expected 6")));
   EXPECT_THAT([&] { linear_forward(Backend::Cuda, out, inp, w, {}, 2, 3, 4); },
               ThrowsMessage<Error>(HasSubstr("linear_forward has no cuda implementation")));
-  EXPECT_NE(std::string(linear_cpu_provider()), "");
+  EXPECT_NE(std::string(cpu_matrix_products()), "");
 }
 
 // ---- attention ---------------------------------------------------------------------------------

@@ -88,6 +88,21 @@ TEST(Quantize, ThreeBitsByHandRoundingHalfAwayFromZero) {
   }
 }
 
+// The byte-aligned widths (Cpu's vectorised paths) on exact halves, where round-half-away-from-zero
+// and other roundings part, in groups of 5 so that 4-bit groups straddle bytes.
+TEST(Quantize, ByteAlignedWidthsRoundHalvesAwayFromZero) {
+  for (int bits : {4, 8}) {
+    const float levels = static_cast<float>((1 << (bits - 1)) - 1);  // max |x| = L: scale 1
+    const std::vector<float> x = {levels, 0.5f, -0.5f, 1.5f, -2.5f, -levels, 2.5f, -1.5f, 0.49999997f, 0.0f};
+    const std::vector<float> want_x = {levels, 1.0f, -1.0f, 2.0f, -3.0f, -levels, 3.0f, -2.0f, 0.0f, 0.0f};
+    for (Backend backend : kBackends) {
+      const Encoded e = encode(backend, x, 5, bits, Rounding::Nearest);
+      ASSERT_EQ(e.scales, (std::vector<float>{1.0f, 1.0f})) << bits;
+      EXPECT_EQ(decode(backend, e, x.size(), 5, bits), want_x) << to_string(backend) << " bits " << bits;
+    }
+  }
+}
+
 TEST(Quantize, OneBitSendsSignsScaledByTheMeanMagnitude) {
   const std::vector<float> x = {1.0f, -3.0f, -0.0f, 2.0f, 4.0f};
   for (Backend backend : kBackends) {

@@ -96,7 +96,8 @@ void run(const BenchModelArguments& args) {
   std::printf("# lowcomm bench model: %s (%.1f M parameters), B=%d T=%d, %d threads, %d steps after %d warm-up\n",
               args.preset.c_str(), static_cast<double>(config.parameter_count()) / 1e6, args.batch, args.seq,
               omp_get_max_threads(), args.steps, args.warmup);
-  std::printf("# matrix products: %s\n", kernels::linear_cpu_provider());
+  std::printf("# matrix products: %.*s\n", static_cast<int>(kernels::cpu_matrix_products().size()),
+              kernels::cpu_matrix_products().data());
   std::printf("# sgemm %.1f GFLOP/s (768^3, linear_forward on %s); model FLOPs/token = 6(N - T_max*C) + 12*L*C*T = %.3g\n",
               sgemm, args.backend.c_str(), flops_per_token);
   std::printf("%-10s %6s %6s %8s %12s %12s %10s %10s %10s %9s %8s\n", "preset", "B", "T", "threads", "tokens/s",

@@ -12,6 +12,7 @@
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/config/config.hpp"
+#include "lowcomm/kernels/backend.hpp"
 #include "lowcomm/optim/lr_schedule.hpp"
 #include "lowcomm/optim/registry.hpp"
 #include "lowcomm/strategy/registry.hpp"
@@ -97,7 +98,9 @@ void print_info() {
   for (const kernels::Backend backend : available_backends()) {
     std::cout << " " << kernels::to_string(backend) << (backend == ExecutionContext{}.backend ? " (default)" : "");
   }
-  std::cout << "\n";
+  std::cout << "\n"
+            << fmt::format("  cpu matrix products: {}\n", kernels::cpu_matrix_products())
+            << fmt::format("  cpu vector loops:    {} (chosen at run time for this CPU)\n", kernels::cpu_vector_path());
   std::cout << "\nNetwork scenarios (network.scenario):\n";
   for (const NetworkScenario& s : network_scenarios()) {
     std::cout << fmt::format("  {:<10} {}\n", s.name, s.description);

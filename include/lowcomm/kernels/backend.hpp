@@ -15,6 +15,12 @@ enum class Backend {
 
 std::string_view to_string(Backend backend);
 
+// What the Cpu backend runs on this machine (for `lowcomm info` and the benchmarks' headers): the
+// BLAS behind every matrix product (OpenBLAS's configuration string, or "Eigen"), and which
+// vector-instruction clone of the hot loops the CPU selected (kernels/cpu/simd_clones.hpp).
+std::string_view cpu_matrix_products();
+std::string_view cpu_vector_path();
+
 // Throws lowcomm::Error: "<kernel> has no <backend> implementation".
 [[noreturn]] void unsupported(std::string_view kernel, Backend backend);
 

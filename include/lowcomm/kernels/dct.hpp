@@ -9,7 +9,7 @@
 // index, in two passes:
 //   encode: T[r][j] = Σ_c X[r][c]·C_w[j][c]      then  Q[i][j] = Σ_r C_h[i][r]·T[r][j]
 //   decode: U[i][c] = Σ_j Q[i][j]·C_w[j][c]      then  X[r][c] = Σ_i C_h[i][r]·U[i][c]
-// Cpu runs small tensors as per-block loops and larger ones as matrix products (Eigen): the
+// Cpu runs small tensors as per-block loops and larger ones as matrix products (the BLAS): the
 // C_h pass over a whole chunk of a block row at once, the C_w pass over all the chunk's block rows
 // at once, each split into even and odd basis rows (C[k][c-1-n] = (-1)^k C[k][n] halves the
 // multiply-adds). Its sums are in a different order, so it matches Reference within float

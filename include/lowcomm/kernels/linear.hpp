@@ -28,7 +28,4 @@ void linear_backward(Backend backend, std::span<float> dinp, std::span<float> dw
                      std::span<const float> inp, std::span<const float> weight, std::int64_t N,
                      std::int64_t IC, std::int64_t OC);
 
-// How the Cpu backend multiplies matrices in this build: "OpenBLAS <config>" or "Eigen".
-const char* linear_cpu_provider();
-
 }  // namespace lowcomm::kernels

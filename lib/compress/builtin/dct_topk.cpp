@@ -38,13 +38,14 @@ class DctTopK final : public Compressor {
 
   Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override {
     const Plan plan = plan_of(unit);
-    std::vector<float> coefficients(gradient.size());
-    kernels::dct_encode_blocks(unit.execution.backend, plan.layout, gradient, coefficients);
-    Selection& selection = scratch.get_or_create<Selection>();
+    Buffers& buffers = scratch.get_or_create<Buffers>();
+    buffers.coefficients.resize(gradient.size());
+    kernels::dct_encode_blocks(unit.execution.backend, plan.layout, gradient, buffers.coefficients);
+    Selection& selection = buffers.selection;
     selection.indices.resize(plan.selected());
     selection.values.resize(plan.selected());
-    kernels::topk_per_block(unit.execution.backend, coefficients, plan.layout.block_size(), plan.k, selection.indices,
-                            selection.values);
+    kernels::topk_per_block(unit.execution.backend, buffers.coefficients, plan.layout.block_size(), plan.k,
+                            selection.indices, selection.values);
     std::vector<std::byte> payload(plan.payload_bytes());
     const auto [index_part, value_part] = split(std::span(payload), plan);
     kernels::pack_indices(unit.execution.backend, selection.indices, plan.index_width, index_part);
@@ -56,12 +57,15 @@ class DctTopK final : public Compressor {
     return Message::gather(std::move(payload));
   }
 
-  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch&,
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch& scratch,
                                 std::span<float> aggregate) override {
     const Plan plan = plan_of(unit);
+    Buffers& buffers = scratch.get<Buffers>();
     const std::size_t per_rank = plan.selected();
-    std::vector<std::int64_t> flat(per_rank * received.gathered.size());
-    std::vector<float> values(flat.size());
+    std::vector<std::int64_t>& flat = buffers.received_indices;
+    std::vector<float>& values = buffers.received_values;
+    flat.resize(per_rank * received.gathered.size());
+    values.resize(flat.size());
     for (std::size_t w = 0; w < received.gathered.size(); ++w) {
       const std::span<const std::byte> payload = received.gathered[w];
       if (payload.size() != plan.payload_bytes()) {
@@ -80,9 +84,9 @@ class DctTopK final : public Compressor {
       }
       to_flat(indices, plan);
     }
-    std::vector<float> coefficients(aggregate.size());
-    kernels::scatter_mean(unit.execution.backend, flat, values, coefficients);
-    kernels::dct_decode_blocks(unit.execution.backend, plan.layout, coefficients, aggregate);
+    buffers.coefficients.resize(aggregate.size());
+    kernels::scatter_mean(unit.execution.backend, flat, values, buffers.coefficients);
+    kernels::dct_decode_blocks(unit.execution.backend, plan.layout, buffers.coefficients, aggregate);
     return std::nullopt;
   }
 
@@ -90,7 +94,7 @@ class DctTopK final : public Compressor {
   void transmitted(const UnitContext& unit, std::span<const float>, const UnitScratch& scratch,
                    std::span<float> out) const override {
     const Plan plan = plan_of(unit);
-    const Selection& selection = scratch.get<Selection>();
+    const Selection& selection = scratch.get<Buffers>().selection;
     std::vector<std::int64_t> flat = selection.indices;
     to_flat(flat, plan);
     std::vector<float> coefficients(out.size(), 0.0f);
@@ -118,6 +122,14 @@ class DctTopK final : public Compressor {
   struct Selection {
     std::vector<std::int64_t> indices;  // within their block
     std::vector<float> values;          // unquantised
+  };
+  // Kept from step to step, so that no call pays for fresh pages (a 50304x768 tensor's
+  // coefficients are 155 MB: allocating them each call cost more than the transform).
+  struct Buffers {
+    Selection selection;                       // encode's, for transmitted
+    std::vector<float> coefficients;           // the unit's DCT coefficients, encode's then decode's
+    std::vector<std::int64_t> received_indices;  // every rank's, as coefficient indices
+    std::vector<float> received_values;
   };
 
   Plan plan_of(const UnitContext& unit) const {

@@ -38,14 +38,15 @@ class Quantize final : public Compressor {
     kernels::quantize(unit.execution.backend, gradient, layout.group, bits_, rounding_, seed,
                       std::span(payload).subspan(layout.scale_bytes()), scale_values);
     std::memcpy(scales.data(), scale_values.data(), scales.size());
-    scratch.get_or_create<OwnPayload>().bytes = payload;
+    scratch.get_or_create<Buffers>().own_payload = payload;
     return Message::gather(std::move(payload));
   }
 
-  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch&,
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch& scratch,
                                 std::span<float> aggregate) override {
     std::fill(aggregate.begin(), aggregate.end(), 0.0f);
-    std::vector<float> values(aggregate.size());
+    std::vector<float>& values = scratch.get<Buffers>().decoded;
+    values.resize(aggregate.size());
     for (std::size_t w = 0; w < received.gathered.size(); ++w) {
       dequantize(unit, received.gathered[w], values, w);
       for (std::size_t i = 0; i < values.size(); ++i) aggregate[i] += values[i];
@@ -57,7 +58,7 @@ class Quantize final : public Compressor {
 
   void transmitted(const UnitContext& unit, std::span<const float>, const UnitScratch& scratch,
                    std::span<float> out) const override {
-    dequantize(unit, scratch.get<OwnPayload>().bytes, out, static_cast<std::size_t>(unit.rank));
+    dequantize(unit, scratch.get<Buffers>().own_payload, out, static_cast<std::size_t>(unit.rank));
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
@@ -65,8 +66,9 @@ class Quantize final : public Compressor {
   }
 
  private:
-  struct OwnPayload {
-    std::vector<std::byte> bytes;  // what this rank sent: transmitted() dequantises it
+  struct Buffers {
+    std::vector<std::byte> own_payload;  // what this rank sent: transmitted() dequantises it
+    std::vector<float> decoded;          // one rank's payload, decoded (kept: fresh pages cost more)
   };
   struct Layout {
     std::size_t count, group, groups, code_bytes;
