@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <unordered_set>
+#include <bit>
 
 #include "builtins.hpp"
 #include "lowcomm/error.hpp"
@@ -21,7 +21,7 @@ class RandomK final : public Compressor {
   bool supports(Granularity) const override { return true; }
 
   Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override {
-    const std::vector<std::int64_t>& chosen = choose(unit, scratch.get_or_create<Chosen>().indices);
+    const std::vector<std::int64_t>& chosen = choose(unit, scratch.get_or_create<Chosen>());
     std::vector<float> values(chosen.size());
     for (std::size_t i = 0; i < chosen.size(); ++i) values[i] = gradient[static_cast<std::size_t>(chosen[i])];
     return Message::sum(std::move(values));
@@ -55,6 +55,7 @@ class RandomK final : public Compressor {
  private:
   struct Chosen {
     std::vector<std::int64_t> indices;  // this step's coordinates, increasing
+    std::vector<std::uint64_t> picked;  // one bit per coordinate, all clear between calls
   };
 
   std::int64_t count(std::int64_t n) const {
@@ -62,19 +63,42 @@ class RandomK final : public Compressor {
     return std::clamp<std::int64_t>(k, 1, std::max<std::int64_t>(n, 1));
   }
 
-  // Floyd's sampling of k distinct indices out of n, in increasing order: O(k), not O(n).
-  const std::vector<std::int64_t>& choose(const UnitContext& unit, std::vector<std::int64_t>& chosen) const {
+  // Floyd's sampling of k distinct indices out of n, in increasing order: O(k) draws. The set is
+  // a bitmap (a hash set cost 10x more per pick); the increasing order comes from walking the
+  // bitmap when k is dense enough to make that cheaper than sorting the picks.
+  const std::vector<std::int64_t>& choose(const UnitContext& unit, Chosen& state) const {
     const std::int64_t n = unit.numel();
     const std::int64_t k = count(n);
+    const auto words = static_cast<std::size_t>((n + 63) / 64);
+    std::vector<std::uint64_t>& picked = state.picked;
+    if (picked.size() != words) picked.assign(words, 0);
+    std::vector<std::int64_t>& chosen = state.indices;
+    chosen.clear();
     SharedRandom random(unit.shared_seed, unit.step, unit.unit_id);
-    std::unordered_set<std::int64_t> picked;
-    picked.reserve(static_cast<std::size_t>(k) * 2);
+    const auto pick = [&](std::int64_t i) {
+      std::uint64_t& word = picked[static_cast<std::size_t>(i / 64)];
+      const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+      if (word & bit) return false;
+      word |= bit;
+      chosen.push_back(i);
+      return true;
+    };
     for (std::int64_t j = n - k; j < n; ++j) {
       const auto t = static_cast<std::int64_t>(random.below_or_equal(static_cast<std::uint64_t>(j)));
-      picked.insert(picked.contains(t) ? j : t);
+      if (!pick(t)) pick(j);  // j is always new: earlier draws were at most j - 1
     }
-    chosen.assign(picked.begin(), picked.end());
-    std::sort(chosen.begin(), chosen.end());
+    if (chosen.size() * 16 >= words) {  // dense: read the picks back in order, clearing the bitmap
+      chosen.clear();
+      for (std::size_t w = 0; w < words; ++w) {
+        for (std::uint64_t bits = picked[w]; bits != 0; bits &= bits - 1) {
+          chosen.push_back(static_cast<std::int64_t>(w * 64) + std::countr_zero(bits));
+        }
+        picked[w] = 0;
+      }
+    } else {
+      std::sort(chosen.begin(), chosen.end());
+      for (const std::int64_t i : chosen) picked[static_cast<std::size_t>(i / 64)] = 0;
+    }
     return chosen;
   }
 
