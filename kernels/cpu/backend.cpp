@@ -4,7 +4,6 @@
 
 #include "blas.hpp"
 #include "lowcomm/error.hpp"
-#include "simd_clones.hpp"
 
 namespace lowcomm::kernels {
 
@@ -18,8 +17,6 @@ std::string_view to_string(Backend backend) {
 }
 
 std::string_view cpu_matrix_products() { return detail::sgemm_provider(); }
-
-std::string_view cpu_vector_path() { return detail::simd_clone_in_use(); }
 
 void unsupported(std::string_view kernel, Backend backend) {
   throw Error(fmt::format("kernel {} has no {} implementation in this build", kernel, to_string(backend)));

@@ -16,9 +16,9 @@
 #include <fmt/format.h>
 
 #include "lowcomm/core/splitmix.hpp"
+#include "lowcomm/core/simd_clones.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/quantize.hpp"
-#include "simd_clones.hpp"
 
 namespace lowcomm::kernels {
 namespace {

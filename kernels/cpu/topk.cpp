@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "lowcomm/core/simd_clones.hpp"
 #include "lowcomm/error.hpp"
-#include "simd_clones.hpp"
 
 namespace lowcomm::kernels {
 

@@ -1,6 +1,7 @@
 // The optimizers' contract: configuration and validation, argument checks, torch's special
 // cases, and save/restore that continues bitwise identically.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstdint>
@@ -145,6 +146,46 @@ TEST(Optimizer, AdamWFirstStepIsAboutLrTimesSign) {
   opt.step(ps, gs, 0.01);
   EXPECT_NEAR(p[0], -0.01f, 1e-7f);
   EXPECT_NEAR(p[1], 0.01f, 1e-7f);
+}
+
+// The vectorised, threaded update against torch's formula written as a plain scalar loop (the
+// fixture test holds that formula to torch itself), bitwise, at several thread counts, on tensors
+// of 1 element, a prime, and more than the threading threshold.
+TEST(Optimizer, AdamWIsThePlainLoopBitwiseAtEveryThreadCount) {
+  const std::vector<std::size_t> sizes = {1, 997, 100003};
+  const AdamWOptions options{.beta1 = 0.9, .beta2 = 0.95, .eps = 1e-8, .weight_decay = 0.1};
+  const double lr = 3e-4;
+  // Two steps of the plain loop.
+  Tensors want = random_tensors(5, sizes);
+  const Tensors grads = random_tensors(6, sizes);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    std::vector<float> m(sizes[i], 0.0f), v(sizes[i], 0.0f);
+    for (int t = 1; t <= 2; ++t) {
+      const double bc1 = 1.0 - std::pow(options.beta1, t), bc2 = 1.0 - std::pow(options.beta2, t);
+      const auto decay = static_cast<float>(1.0 - lr * options.weight_decay);
+      const auto bc2_sqrt = static_cast<float>(std::sqrt(bc2));
+      const auto neg_step = static_cast<float>(-(lr / bc1));
+      for (std::size_t j = 0; j < sizes[i]; ++j) {
+        float& p = want.values[i][j];
+        const float g = grads.values[i][j];
+        p = p * decay;
+        m[j] = m[j] * static_cast<float>(options.beta1) + static_cast<float>(1.0 - options.beta1) * g;
+        v[j] = v[j] * static_cast<float>(options.beta2) + static_cast<float>(1.0 - options.beta2) * g * g;
+        const float denom = std::sqrt(v[j]) / bc2_sqrt + static_cast<float>(options.eps);
+        p = p + neg_step * m[j] / denom;
+      }
+    }
+  }
+  for (int threads : {1, 2, 3}) {
+    omp_set_num_threads(threads);
+    Tensors got = random_tensors(5, sizes);
+    AdamW opt(options);
+    for (int t = 1; t <= 2; ++t) opt.step(got.spans(), grads.const_spans(), lr);
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      ASSERT_EQ(got.values[i], want.values[i]) << "threads " << threads << " tensor " << i;
+    }
+  }
+  omp_set_num_threads(omp_get_num_procs());
 }
 
 TEST(Optimizer, SgdPlainIsPMinusLrG) {

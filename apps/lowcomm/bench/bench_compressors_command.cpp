@@ -20,6 +20,7 @@
 #include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/compress/compressed_all_reduce.hpp"
 #include "lowcomm/compress/registry.hpp"
+#include "lowcomm/core/simd_clones.hpp"
 #include "lowcomm/kernels/backend.hpp"
 #include "machine_rates.hpp"
 #include "common/mpi_session.hpp"
@@ -110,7 +111,7 @@ void run(const ConfigArguments& arguments) {
       std::printf("# this node: copy %.2f GB/s (%s); sgemm %.1f GFLOP/s (768^3, %s kernel)\n", copy,
                   std::string(kCopyBandwidthMethod).c_str(), gemm, config.get_string("compute.backend").c_str());
       std::printf("# cpu kernels: matrix products %s; vector loops %s\n",
-                  std::string(kernels::cpu_matrix_products()).c_str(), std::string(kernels::cpu_vector_path()).c_str());
+                  std::string(kernels::cpu_matrix_products()).c_str(), std::string(simd_clone_in_use()).c_str());
       std::printf("# %-9s %-12s %9s %12s %8s %10s %8s %7s %10s %9s %12s\n", "compressor", "shape", "in(MB)",
                   "payload(B)", "ratio", "time(ms)", "GB/s", "%copy", "codec(ms)", "comm(ms)", "modelled(ms)");
     }

@@ -12,6 +12,7 @@
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/config/config.hpp"
+#include "lowcomm/core/simd_clones.hpp"
 #include "lowcomm/kernels/backend.hpp"
 #include "lowcomm/optim/lr_schedule.hpp"
 #include "lowcomm/optim/registry.hpp"
@@ -100,7 +101,7 @@ void print_info() {
   }
   std::cout << "\n"
             << fmt::format("  cpu matrix products: {}\n", kernels::cpu_matrix_products())
-            << fmt::format("  cpu vector loops:    {} (chosen at run time for this CPU)\n", kernels::cpu_vector_path());
+            << fmt::format("  cpu vector loops:    {} (chosen at run time for this CPU)\n", simd_clone_in_use());
   std::cout << "\nNetwork scenarios (network.scenario):\n";
   for (const NetworkScenario& s : network_scenarios()) {
     std::cout << fmt::format("  {:<10} {}\n", s.name, s.description);

@@ -15,11 +15,9 @@ enum class Backend {
 
 std::string_view to_string(Backend backend);
 
-// What the Cpu backend runs on this machine (for `lowcomm info` and the benchmarks' headers): the
-// BLAS behind every matrix product (OpenBLAS's configuration string, or "Eigen"), and which
-// vector-instruction clone of the hot loops the CPU selected (kernels/cpu/simd_clones.hpp).
+// The BLAS behind every Cpu matrix product in this build: OpenBLAS's configuration string, or
+// "Eigen" (for `lowcomm info` and the benchmarks' headers).
 std::string_view cpu_matrix_products();
-std::string_view cpu_vector_path();
 
 // Throws lowcomm::Error: "<kernel> has no <backend> implementation".
 [[noreturn]] void unsupported(std::string_view kernel, Backend backend);

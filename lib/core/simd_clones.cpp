@@ -1,6 +1,6 @@
-#include "simd_clones.hpp"
+#include "lowcomm/core/simd_clones.hpp"
 
-namespace lowcomm::kernels::detail {
+namespace lowcomm {
 
 std::string_view simd_clone_in_use() {
 #if LOWCOMM_HAVE_SIMD_CLONES
@@ -14,4 +14,4 @@ std::string_view simd_clone_in_use() {
 #endif
 }
 
-}  // namespace lowcomm::kernels::detail
+}  // namespace lowcomm

@@ -6,9 +6,9 @@
 // function. Elsewhere (another architecture, a compiler without target_clones) the macro is empty
 // and the loop is compiled once for the baseline.
 //
-// Clones may round differently from one another where the compiler fuses a multiply and an add
-// (FMA exists in v3 and v4 only), so floating-point kernels stay bitwise reproducible on one CPU
-// model, not across models; integer and selection loops are identical on all three.
+// The clones compute the same bits: lowcomm builds with -ffp-contract=off, so no clone fuses a
+// multiply and an add that the baseline rounds twice (CMakeLists.txt). A plug-in can mark its own
+// hot loops too; it then needs the same flag to keep that guarantee.
 #include <string_view>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__)
@@ -19,9 +19,10 @@
 #define LOWCOMM_HAVE_SIMD_CLONES 0
 #endif
 
-namespace lowcomm::kernels::detail {
+namespace lowcomm {
 
-// The clone this CPU runs, e.g. "x86-64-v4 (AVX-512)" (kernels::cpu_vector_path reports it).
+// The clone this CPU runs: "x86-64-v4 (AVX-512)", "x86-64-v3 (AVX2, FMA)", "x86-64 baseline",
+// or "baseline (no run-time dispatch in this build)" (`lowcomm info` prints it).
 std::string_view simd_clone_in_use();
 
-}  // namespace lowcomm::kernels::detail
+}  // namespace lowcomm
