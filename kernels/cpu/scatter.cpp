@@ -18,6 +18,7 @@ namespace {
 
 constexpr std::string_view kAdd = "scatter_add";
 constexpr std::string_view kMean = "scatter_mean";
+constexpr std::string_view kMeanPerBlock = "scatter_mean_per_block";
 
 void check_arguments(std::string_view kernel, std::span<const std::int64_t> indices,
                      std::span<const float> values, std::span<const float> out) {
@@ -80,6 +81,82 @@ void mean_cpu(std::span<const std::int64_t> indices, std::span<const float> valu
   }
 }
 
+void check_block_pairs(std::int64_t block_size, std::int64_t k, std::span<const BlockPairs> sources,
+                       std::span<const float> out) {
+  if (block_size < 1 || k < 1) {
+    throw Error(fmt::format("{}: block_size {} and k {} must be >= 1", kMeanPerBlock, block_size, k));
+  }
+  const auto size = static_cast<std::int64_t>(out.size());
+  if (size % block_size != 0) {
+    throw Error(fmt::format("{}: out holds {} floats, not a whole number of blocks of {}", kMeanPerBlock, size,
+                            block_size));
+  }
+  const auto pairs = static_cast<std::size_t>(size / block_size * k);
+  for (std::size_t s = 0; s < sources.size(); ++s) {
+    const BlockPairs& source = sources[s];
+    if (source.indices.size() != pairs || source.values.size() != pairs) {
+      throw Error(fmt::format("{}: list {} has {} indices and {} values; {} blocks of {} need {}", kMeanPerBlock,
+                              s, source.indices.size(), source.values.size(), size / block_size, k, pairs));
+    }
+    bool any_bad = false;
+    for (const std::int64_t index : source.indices) any_bad |= index < 0 || index >= block_size;
+    if (!any_bad) continue;
+    const auto bad = std::find_if(source.indices.begin(), source.indices.end(),
+                                  [&](std::int64_t index) { return index < 0 || index >= block_size; });
+    throw Error(fmt::format("{}: list {}: index {} (at position {}) is outside [0, {}), the block size",
+                            kMeanPerBlock, s, *bad, bad - source.indices.begin(), block_size));
+  }
+}
+
+// The definition: the lists concatenated with absolute indices, through scatter_mean.
+void mean_per_block_reference(std::int64_t block_size, std::int64_t k, std::span<const BlockPairs> sources,
+                              std::span<float> out) {
+  std::vector<std::int64_t> indices;
+  std::vector<float> values;
+  for (const BlockPairs& source : sources) {
+    for (std::size_t p = 0; p < source.indices.size(); ++p) {
+      indices.push_back(static_cast<std::int64_t>(p) / k * block_size + source.indices[p]);
+      values.push_back(source.values[p]);
+    }
+  }
+  mean_reference(indices, values, out);
+}
+
+// Block by block: the block's slots are zeroed and summed into in list order (the order
+// scatter_mean applies them in), counts live in a block-sized array that the final walk over
+// the block's pairs returns to zero. No model-sized count array, and each block's output is
+// written while it is in cache.
+void mean_per_block_cpu(std::int64_t block_size, std::int64_t k, std::span<const BlockPairs> sources,
+                        std::span<float> out) {
+  const std::int64_t blocks = static_cast<std::int64_t>(out.size()) / block_size;
+#pragma omp parallel if (out.size() >= (std::size_t{1} << 15))
+  {
+    std::vector<std::uint32_t> count(static_cast<std::size_t>(block_size), 0);
+#pragma omp for schedule(static)
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      float* slots = out.data() + b * block_size;
+      std::fill(slots, slots + block_size, 0.0f);
+      for (const BlockPairs& source : sources) {
+        const std::int64_t* index = source.indices.data() + b * k;
+        const float* value = source.values.data() + b * k;
+        for (std::int64_t p = 0; p < k; ++p) {
+          slots[index[p]] += value[p];
+          ++count[static_cast<std::size_t>(index[p])];
+        }
+      }
+      for (const BlockPairs& source : sources) {
+        const std::int64_t* index = source.indices.data() + b * k;
+        for (std::int64_t p = 0; p < k; ++p) {
+          std::uint32_t& c = count[static_cast<std::size_t>(index[p])];
+          if (c == 0) continue;  // already divided
+          slots[index[p]] = slots[index[p]] / static_cast<float>(c);
+          c = 0;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void scatter_add(Backend backend, std::span<const std::int64_t> indices,
@@ -106,6 +183,21 @@ void scatter_mean(Backend backend, std::span<const std::int64_t> indices,
     case Backend::Cuda: break;
   }
   unsupported(kMean, backend);
+}
+
+void scatter_mean_per_block(Backend backend, std::int64_t block_size, std::int64_t k,
+                            std::span<const BlockPairs> sources, std::span<float> out) {
+  check_block_pairs(block_size, k, sources, out);
+  if (sources.size() * static_cast<std::size_t>(k) > std::numeric_limits<std::uint32_t>::max()) {
+    throw Error(fmt::format("{}: {} lists of {} pairs per block; counts are 32-bit", kMeanPerBlock,
+                            sources.size(), k));
+  }
+  switch (backend) {
+    case Backend::Reference: return mean_per_block_reference(block_size, k, sources, out);
+    case Backend::Cpu: return mean_per_block_cpu(block_size, k, sources, out);
+    case Backend::Cuda: break;
+  }
+  unsupported(kMeanPerBlock, backend);
 }
 
 }  // namespace lowcomm::kernels

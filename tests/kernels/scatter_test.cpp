@@ -97,6 +97,84 @@ TEST(Scatter, CpuMatchesReferenceBitwiseAtEveryThreadCount) {
   omp_set_num_threads(omp_get_num_procs());
 }
 
+// Per-block lists of in-block indices, drawn with duplicates (within a list and across lists).
+struct BlockLists {
+  std::vector<std::vector<std::int64_t>> indices;
+  std::vector<std::vector<float>> values;
+  std::vector<BlockPairs> spans() const {
+    std::vector<BlockPairs> out;
+    for (std::size_t s = 0; s < indices.size(); ++s) out.push_back({indices[s], values[s]});
+    return out;
+  }
+};
+
+BlockLists random_block_lists(std::size_t lists, std::int64_t blocks, std::int64_t block_size, std::int64_t k,
+                              std::uint64_t seed) {
+  BlockLists l;
+  for (std::size_t s = 0; s < lists; ++s) {
+    const Pairs pairs = random_pairs(static_cast<std::size_t>(blocks * k), block_size, seed + s);
+    l.indices.push_back(pairs.indices);
+    l.values.push_back(pairs.values);
+  }
+  return l;
+}
+
+TEST(ScatterMeanPerBlock, CpuMatchesReferenceBitwiseAtEveryThreadCount) {
+  struct Case {
+    std::size_t lists;
+    std::int64_t blocks, block_size, k;
+  };
+  const std::vector<Case> cases = {{1, 1, 1, 1},   {3, 7, 13, 5},     {2, 144, 4096, 32},
+                                   {5, 97, 61, 61}, {1, 33, 4096, 300}, {0, 4, 8, 2}};
+  std::uint64_t seed = 1;
+  for (int threads : {1, 2, 3}) {
+    omp_set_num_threads(threads);
+    for (const Case& c : cases) {
+      SCOPED_TRACE(::testing::Message() << "threads " << threads << " lists " << c.lists << " blocks "
+                                        << c.blocks << " of " << c.block_size << " k " << c.k);
+      const BlockLists lists = random_block_lists(c.lists, c.blocks, c.block_size, c.k, seed += 10);
+      std::vector<float> ref(static_cast<std::size_t>(c.blocks * c.block_size), 5.0f);
+      std::vector<float> cpu(ref.size(), -5.0f);
+      scatter_mean_per_block(Backend::Reference, c.block_size, c.k, lists.spans(), ref);
+      scatter_mean_per_block(Backend::Cpu, c.block_size, c.k, lists.spans(), cpu);
+      expect_bitwise_equal(ref, cpu);
+    }
+  }
+  omp_set_num_threads(omp_get_num_procs());
+}
+
+TEST(ScatterMeanPerBlock, IsScatterMeanOverAbsoluteIndices) {
+  // Two lists, two blocks of 3, k = 2: list 0 picks (block 0: 2, 0) (block 1: 1, 1);
+  // list 1 picks (block 0: 2, 1) (block 1: 0, 2).
+  const std::vector<std::int64_t> i0 = {2, 0, 1, 1}, i1 = {2, 1, 0, 2};
+  const std::vector<float> v0 = {1.0f, 2.0f, 3.0f, 4.0f}, v1 = {5.0f, 6.0f, 7.0f, 8.0f};
+  const std::vector<BlockPairs> lists = {{i0, v0}, {i1, v1}};
+  for (Backend backend : {Backend::Reference, Backend::Cpu}) {
+    std::vector<float> out(6, 9.0f);
+    scatter_mean_per_block(backend, 3, 2, lists, out);
+    EXPECT_EQ(out, (std::vector<float>{2.0f, 6.0f, 3.0f, 7.0f, 3.5f, 8.0f})) << to_string(backend);
+  }
+}
+
+TEST(ScatterMeanPerBlock, RejectsMalformedListsLeavingOutAlone) {
+  const std::vector<std::int64_t> good = {0, 1}, bad = {0, 3};
+  const std::vector<float> values = {1.0f, 2.0f}, short_values = {1.0f};
+  for (Backend backend : {Backend::Reference, Backend::Cpu}) {
+    std::vector<float> out(6, 9.0f);
+    const std::vector<BlockPairs> outside = {{good, values}, {bad, values}};
+    expect_error([&] { scatter_mean_per_block(backend, 3, 1, outside, out); },
+                 "list 1: index 3 (at position 1) is outside [0, 3)");
+    const std::vector<BlockPairs> mismatched = {{good, short_values}};
+    expect_error([&] { scatter_mean_per_block(backend, 3, 1, mismatched, out); },
+                 "list 0 has 2 indices and 1 values");
+    expect_error([&] { scatter_mean_per_block(backend, 4, 1, std::vector<BlockPairs>{}, out); },
+                 "not a whole number of blocks of 4");
+    expect_error([&] { scatter_mean_per_block(backend, 3, 0, std::vector<BlockPairs>{}, out); },
+                 "block_size 3 and k 0 must be >= 1");
+    EXPECT_EQ(out, std::vector<float>(6, 9.0f));
+  }
+}
+
 TEST(ScatterErrors, NameTheKernelTheIndexAndTheSize) {
   const std::vector<float> original = {1, 2, 3};
   const std::vector<float> values = {1, 1, 1};

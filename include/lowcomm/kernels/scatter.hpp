@@ -24,4 +24,20 @@ void scatter_add(Backend backend, std::span<const std::int64_t> indices,
 void scatter_mean(Backend backend, std::span<const std::int64_t> indices,
                   std::span<const float> values, std::span<float> out);
 
+// scatter_mean for pairs grouped by block, as DeMo's payloads are: `sources` lists (one per
+// rank), each of blocks · k pairs in which pairs [b·k, (b+1)·k) fall in block b and carry an
+// index within it (0 .. block_size-1). out (blocks · block_size floats) is overwritten exactly as
+// scatter_mean over all the lists concatenated, with each index made absolute (b · block_size +
+// index), would overwrite it: per slot, the values summed in list order and divided by their
+// count. Cpu works block by block, in parallel, with counts of one block at a time.
+// Throws lowcomm::Error if block_size or k is below 1, out's size is not a multiple of
+// block_size, a list's two spans do not both hold blocks · k entries, or an index is outside
+// [0, block_size) (naming the list, the position and the index). On error, out is as it was.
+struct BlockPairs {
+  std::span<const std::int64_t> indices;
+  std::span<const float> values;
+};
+void scatter_mean_per_block(Backend backend, std::int64_t block_size, std::int64_t k,
+                            std::span<const BlockPairs> sources, std::span<float> out);
+
 }  // namespace lowcomm::kernels

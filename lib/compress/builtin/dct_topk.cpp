@@ -62,10 +62,9 @@ class DctTopK final : public Compressor {
     const Plan plan = plan_of(unit);
     Buffers& buffers = scratch.get<Buffers>();
     const std::size_t per_rank = plan.selected();
-    std::vector<std::int64_t>& flat = buffers.received_indices;
-    std::vector<float>& values = buffers.received_values;
-    flat.resize(per_rank * received.gathered.size());
-    values.resize(flat.size());
+    buffers.received_indices.resize(per_rank * received.gathered.size());
+    buffers.received_values.resize(buffers.received_indices.size());
+    std::vector<kernels::BlockPairs> sources;
     for (std::size_t w = 0; w < received.gathered.size(); ++w) {
       const std::span<const std::byte> payload = received.gathered[w];
       if (payload.size() != plan.payload_bytes()) {
@@ -73,19 +72,20 @@ class DctTopK final : public Compressor {
                                 unit.name, plan.payload_bytes()));
       }
       const auto [index_part, value_part] = split(payload, plan);
-      const std::span<std::int64_t> indices = std::span(flat).subspan(w * per_rank, per_rank);
-      const std::span<float> rank_values = std::span(values).subspan(w * per_rank, per_rank);
+      const std::span<std::int64_t> indices = std::span(buffers.received_indices).subspan(w * per_rank, per_rank);
+      const std::span<float> values = std::span(buffers.received_values).subspan(w * per_rank, per_rank);
       kernels::unpack_indices(unit.execution.backend, index_part, plan.index_width,
                               static_cast<std::uint64_t>(plan.layout.block_size()), indices);
       if (format_ == WireFormat::CompactOneBit) {
-        kernels::unpack_signs(unit.execution.backend, value_part, rank_values);
+        kernels::unpack_signs(unit.execution.backend, value_part, values);
       } else {
-        kernels::decode_values(value_part, kernels::ValueType::F32, rank_values);
+        kernels::decode_values(value_part, kernels::ValueType::F32, values);
       }
-      to_flat(indices, plan);
+      sources.push_back({indices, values});
     }
     buffers.coefficients.resize(aggregate.size());
-    kernels::scatter_mean(unit.execution.backend, flat, values, buffers.coefficients);
+    kernels::scatter_mean_per_block(unit.execution.backend, plan.layout.block_size(), plan.k, sources,
+                                    buffers.coefficients);
     kernels::dct_decode_blocks(unit.execution.backend, plan.layout, buffers.coefficients, aggregate);
     return std::nullopt;
   }
@@ -94,10 +94,13 @@ class DctTopK final : public Compressor {
   void transmitted(const UnitContext& unit, std::span<const float>, const UnitScratch& scratch,
                    std::span<float> out) const override {
     const Plan plan = plan_of(unit);
-    const Selection& selection = scratch.get<Buffers>().selection;
-    std::vector<std::int64_t> flat = selection.indices;
+    const Buffers& buffers = scratch.get<Buffers>();
+    const Selection& selection = buffers.selection;
+    std::vector<std::int64_t>& flat = buffers.transmitted_indices;
+    flat.assign(selection.indices.begin(), selection.indices.end());
     to_flat(flat, plan);
-    std::vector<float> coefficients(out.size(), 0.0f);
+    std::vector<float>& coefficients = buffers.coefficients;
+    coefficients.assign(out.size(), 0.0f);
     kernels::scatter_add(unit.execution.backend, flat, selection.values, coefficients);
     kernels::dct_decode_blocks(unit.execution.backend, plan.layout, coefficients, out);
   }
@@ -126,9 +129,12 @@ class DctTopK final : public Compressor {
   // Kept from step to step, so that no call pays for fresh pages (a 50304x768 tensor's
   // coefficients are 155 MB: allocating them each call cost more than the transform).
   struct Buffers {
-    Selection selection;                       // encode's, for transmitted
-    std::vector<float> coefficients;           // the unit's DCT coefficients, encode's then decode's
-    std::vector<std::int64_t> received_indices;  // every rank's, as coefficient indices
+    Selection selection;  // encode's, for transmitted
+    // Workspaces, whose contents no later call reads: mutable, so that the const `transmitted`
+    // reuses them too.
+    mutable std::vector<float> coefficients;  // the unit's DCT coefficients (encode, decode, transmitted)
+    mutable std::vector<std::int64_t> transmitted_indices;  // the selection as coefficient indices
+    std::vector<std::int64_t> received_indices;             // every rank's, within their blocks
     std::vector<float> received_values;
   };
 
