@@ -39,13 +39,24 @@ std::optional<Message> ErrorFeedback::decode(const UnitContext& unit, int round,
                                              UnitScratch& scratch, std::span<float> aggregate) {
   Corrected& corrected = scratch.get<Corrected>();
   std::optional<Message> next = inner_->decode(unit, round, received, corrected.inner, aggregate);
-  if (!next) {
-    std::vector<float>& residual = residuals_.at(unit.unit_id);
+  if (next) return next;
+  std::vector<float>& residual = residuals_.at(unit.unit_id);
+  if (inner_->transmitted_entries(unit, corrected.values, corrected.inner, corrected.transmitted)) {
+    // residual ← corrected − transmitted where transmitted is not +0, and corrected elsewhere
+    // (x − (+0) is x, bit for bit): the buffers swap, so the residual's old storage becomes next
+    // step's `corrected`, and only the entries are written.
+    residual.swap(corrected.values);
+    const SparseEntries& sent = corrected.transmitted;
+    for (std::size_t p = 0; p < sent.indices.size(); ++p) {
+      float& r = residual[static_cast<std::size_t>(sent.indices[p])];
+      r = r - sent.values[p];
+    }
+  } else {
     // residual ← corrected − transmitted, computed in the residual's own storage.
     inner_->transmitted(unit, corrected.values, corrected.inner, residual);
     for (std::size_t i = 0; i < residual.size(); ++i) residual[i] = corrected.values[i] - residual[i];
   }
-  return next;
+  return std::nullopt;
 }
 
 void ErrorFeedback::transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,

@@ -3,8 +3,15 @@
 // exactly as the original.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+
 #include "loopback.hpp"
 #include "lowcomm/compress/error_feedback.hpp"
+#include "lowcomm/compress/registry.hpp"
 
 namespace lowcomm {
 namespace {
@@ -61,6 +68,86 @@ TEST(ErrorFeedback, CarriesWhatWasNotTransmittedIntoTheNextStep) {
   const auto b = test::loopback_unit(restored, unit, {{1.0f, 1.0f, 1.0f}});
   EXPECT_EQ(a, b);
   EXPECT_EQ(dynamic_cast<const ErrorFeedback&>(*restored[0]).residual(5)[1], 23.0f);
+}
+
+// Forwards everything to the wrapped compressor except transmitted_entries, so that error
+// feedback takes its dense path.
+class DenseTransmitted final : public Compressor {
+ public:
+  explicit DenseTransmitted(std::unique_ptr<Compressor> inner) : inner_(std::move(inner)) {}
+  Aggregation aggregation() const override { return inner_->aggregation(); }
+  bool supports(Granularity g) const override { return inner_->supports(g); }
+  Message encode(const UnitContext& unit, std::span<const float> g, UnitScratch& scratch) override {
+    return inner_->encode(unit, g, scratch);
+  }
+  std::optional<Message> decode(const UnitContext& unit, int round, const Received& r, UnitScratch& scratch,
+                                std::span<float> out) override {
+    return inner_->decode(unit, round, r, scratch, out);
+  }
+  void transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
+                   std::span<float> out) const override {
+    inner_->transmitted(unit, input, scratch, out);
+  }
+  std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int round) const override {
+    return inner_->wire_bytes(unit, round);
+  }
+
+ private:
+  std::unique_ptr<Compressor> inner_;
+};
+
+std::unique_ptr<Compressor> without_error_feedback(const std::string& name) {
+  ConfigSchema schema;
+  CompressorRegistry::global().add_config_keys(schema);
+  const std::vector<std::string> overrides = {"compressor.name=" + name,
+                                              "compressor." + name + ".error_feedback=false",
+                                              "compressor." + name + ".ratio=0.2"};
+  return CompressorRegistry::global().create(Config::defaults(schema, overrides));
+}
+
+// The sparse path (transmitted_entries: the buffers swap and only the sent entries are written)
+// against the dense one (transmitted, then a subtraction), bitwise, over several steps of 3
+// ranks, with signed zeros, ties, a NaN and an infinity among the values.
+TEST(ErrorFeedback, SparseEntriesGiveTheDenseResidualBitwise) {
+  for (const std::string name : {"topk", "randomk"}) {
+    std::vector<std::unique_ptr<Compressor>> sparse, dense;
+    for (int w = 0; w < 3; ++w) {
+      sparse.push_back(std::make_unique<ErrorFeedback>(without_error_feedback(name), 0.9f));
+      dense.push_back(std::make_unique<ErrorFeedback>(
+          std::make_unique<DenseTransmitted>(without_error_feedback(name)), 0.9f));
+    }
+    const std::vector<std::int64_t> shape{7, 13};
+    std::mt19937 random(7);
+    std::normal_distribution<float> normal;
+    for (std::uint64_t step = 0; step < 5; ++step) {
+      UnitContext unit{.step = step, .unit_id = 3, .name = "w", .shape = shape};
+      std::vector<std::vector<float>> inputs(3, std::vector<float>(91));
+      for (auto& input : inputs) {
+        for (float& x : input) x = normal(random);
+        input[0] = -0.0f;
+        input[1] = 0.0f;
+        input[2] = input[3];
+      }
+      if (step == 3) {
+        inputs[1][5] = std::numeric_limits<float>::quiet_NaN();
+        inputs[2][6] = -std::numeric_limits<float>::infinity();
+      }
+      const auto a = test::loopback_unit(sparse, unit, inputs);
+      const auto b = test::loopback_unit(dense, unit, inputs);
+      for (int w = 0; w < 3; ++w) {
+        SCOPED_TRACE(::testing::Message() << name << " step " << step << " rank " << w);
+        const auto ra = dynamic_cast<const ErrorFeedback&>(*sparse[w]).residual(3);
+        const auto rb = dynamic_cast<const ErrorFeedback&>(*dense[w]).residual(3);
+        ASSERT_EQ(ra.size(), rb.size());
+        for (std::size_t i = 0; i < ra.size(); ++i) {
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(ra[i]), std::bit_cast<std::uint32_t>(rb[i])) << "element " << i;
+        }
+        for (std::size_t i = 0; i < a[w].size(); ++i) {
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(a[w][i]), std::bit_cast<std::uint32_t>(b[w][i])) << "aggregate " << i;
+        }
+      }
+    }
+  }
 }
 
 TEST(ErrorFeedback, RejectsAUnitThatChangesSize) {

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lowcomm/compress/message.hpp"
 #include "lowcomm/core/state_dict.hpp"
@@ -37,6 +38,12 @@ enum class Granularity : std::uint8_t {
 std::string_view to_string(Aggregation aggregation);
 std::string_view to_string(Granularity granularity);
 Granularity parse_granularity(std::string_view name);  // "tensor", "bucket", "global"
+
+// The entries at which a sparse `transmitted` is non-zero (Compressor::transmitted_entries).
+struct SparseEntries {
+  std::vector<std::int64_t> indices;
+  std::vector<float> values;
+};
 
 class Compressor {
  public:
@@ -70,6 +77,14 @@ class Compressor {
   // for the next step.
   virtual void transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
                            std::span<float> out) const = 0;
+
+  // Optional, for compressors whose `transmitted` is +0 except at a few entries (top-k, random-k):
+  // fill `entries` with them (distinct indices into the unit; values bitwise what `transmitted`
+  // writes there) and return true. Error feedback then turns its buffer of input into the next
+  // residual by subtracting at those entries alone, instead of writing two dense vectors. The
+  // default returns false: error feedback calls `transmitted`.
+  virtual bool transmitted_entries(const UnitContext& unit, std::span<const float> input,
+                                   const UnitScratch& scratch, SparseEntries& entries) const;
 
   // The exact payload size of round `round` for this unit when it is fixed (top-k with a fixed k,
   // PowerSGD's factors); the library checks every message against it, and gathers such payloads

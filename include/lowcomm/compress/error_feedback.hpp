@@ -41,6 +41,7 @@ class ErrorFeedback final : public Compressor {
   struct Corrected {
     std::vector<float> values;  // gradient + (decayed) residual
     UnitScratch inner;
+    SparseEntries transmitted;  // the inner compressor's, when it has them
   };
   std::unique_ptr<Compressor> inner_;
   float decay_;

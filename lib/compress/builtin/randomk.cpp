@@ -48,6 +48,15 @@ class RandomK final : public Compressor {
     for (std::int64_t i : scratch.get<Chosen>().indices) out[static_cast<std::size_t>(i)] = input[static_cast<std::size_t>(i)];
   }
 
+  bool transmitted_entries(const UnitContext&, std::span<const float> input, const UnitScratch& scratch,
+                           SparseEntries& entries) const override {
+    const std::vector<std::int64_t>& chosen = scratch.get<Chosen>().indices;
+    entries.indices.assign(chosen.begin(), chosen.end());
+    entries.values.resize(chosen.size());
+    for (std::size_t p = 0; p < chosen.size(); ++p) entries.values[p] = input[static_cast<std::size_t>(chosen[p])];
+    return true;
+  }
+
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
     return static_cast<std::uint64_t>(count(unit.numel())) * sizeof(float);
   }

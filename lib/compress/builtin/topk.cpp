@@ -73,6 +73,16 @@ class TopK final : public Compressor {
     kernels::scatter_add(unit.execution.backend, selection.indices, selection.values, out);
   }
 
+  // What transmitted writes, as entries: 0 + value at each selected index (+0 for a -0 value).
+  bool transmitted_entries(const UnitContext&, std::span<const float>, const UnitScratch& scratch,
+                           SparseEntries& entries) const override {
+    const Selection& selection = scratch.get<Selection>();
+    entries.indices.assign(selection.indices.begin(), selection.indices.end());
+    entries.values.resize(selection.values.size());
+    for (std::size_t p = 0; p < entries.values.size(); ++p) entries.values[p] = 0.0f + selection.values[p];
+    return true;
+  }
+
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
     return payload_bytes(unit);
   }
