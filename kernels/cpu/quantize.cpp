@@ -7,6 +7,7 @@
 // rounding, whose codes are whole bytes and nibbles, Cpu instead runs vectorised loops over each
 // group's run of elements (the byte-aligned paths below).
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -72,18 +73,17 @@ bool finite(float v) { return std::fabs(v) <= std::numeric_limits<float>::max();
                           x[i]));
 }
 
-// Scale of a group for bits ≥ 2: max |x| / L. The maximum is exact in any order, so the Cpu
-// loop may be vectorised; `bad` records a non-finite element for the caller to locate.
+// Scale of a group for bits ≥ 2: max |x| / L; `bad` records a non-finite element for the caller
+// to locate. The maximum is taken on the bits of |x|, which order like the magnitudes (any
+// larger than the largest float's are inf or NaN): an integer reduction, exact in any order,
+// which vectorises where a float max with NaN semantics does not.
+LOWCOMM_SIMD_CLONES
 float scale_of_max(const float* x, std::size_t len, int levels, bool& bad) {
-  float max = 0.0f;
-  bool non_finite = false;
-  for (std::size_t i = 0; i < len; ++i) {
-    const float a = std::fabs(x[i]);
-    max = a > max ? a : max;
-    non_finite |= !(a <= std::numeric_limits<float>::max());
-  }
-  bad = non_finite;
-  return max / static_cast<float>(levels);
+  constexpr std::uint32_t kLargestFinite = 0x7F7FFFFFu;
+  std::uint32_t max = 0;
+  for (std::size_t i = 0; i < len; ++i) max = std::max(max, std::bit_cast<std::uint32_t>(x[i]) & 0x7FFFFFFFu);
+  bad = max > kLargestFinite;
+  return std::bit_cast<float>(max) / static_cast<float>(levels);
 }
 
 // Scale of a group for one bit: mean |x|, summed in double in index order so that it is the same

@@ -44,15 +44,34 @@ class Quantize final : public Compressor {
 
   std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch& scratch,
                                 std::span<float> aggregate) override {
-    std::fill(aggregate.begin(), aggregate.end(), 0.0f);
+    // The mean ((0 + x̂_0) + x̂_1 + ...) / W in rank order, with the first rank decoded straight
+    // into the aggregate and the division fused into the last sum: the same bits as summing into
+    // a zeroed aggregate and dividing after, without those two passes.
     std::vector<float>& values = scratch.get<Buffers>().decoded;
     values.resize(aggregate.size());
-    for (std::size_t w = 0; w < received.gathered.size(); ++w) {
-      dequantize(unit, received.gathered[w], values, w);
-      for (std::size_t i = 0; i < values.size(); ++i) aggregate[i] += values[i];
-    }
     const float ranks = static_cast<float>(unit.world_size);
-    for (float& x : aggregate) x /= ranks;
+    const std::size_t world = received.gathered.size();
+    dequantize(unit, received.gathered[0], aggregate, 0);
+    if (world == 1) {
+      for (float& x : aggregate) x = (0.0f + x) / ranks;
+      return std::nullopt;
+    }
+    for (std::size_t w = 1; w < world; ++w) {
+      dequantize(unit, received.gathered[w], values, w);
+      const bool first = w == 1, last = w + 1 == world;
+      float* a = aggregate.data();
+      const float* v = values.data();
+      const std::size_t n = aggregate.size();
+      if (first && last) {
+        for (std::size_t i = 0; i < n; ++i) a[i] = ((0.0f + a[i]) + v[i]) / ranks;
+      } else if (first) {
+        for (std::size_t i = 0; i < n; ++i) a[i] = (0.0f + a[i]) + v[i];
+      } else if (last) {
+        for (std::size_t i = 0; i < n; ++i) a[i] = (a[i] + v[i]) / ranks;
+      } else {
+        for (std::size_t i = 0; i < n; ++i) a[i] = a[i] + v[i];
+      }
+    }
     return std::nullopt;
   }
 
