@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "blas.hpp"
+#include "lowcomm/core/simd_clones.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm::kernels {
@@ -328,9 +329,74 @@ inline void join(const float* e, const float* o, std::int64_t c, float* x) {
   if (c % 2 == 1) x[no] = e[no];
 }
 
+// One chunk of encode_products (a function of its own so that its loops get SIMD clones).
+LOWCOMM_SIMD_CLONES
+void encode_chunk(const Chunks& chunks, const HalfBasis* hh, const HalfBasis* hw, std::span<const float> x,
+                  std::span<float> q, std::int64_t chunk, std::vector<float>& a, std::vector<float>& y) {
+  const std::int64_t h = chunks.h, w = chunks.w, cols = chunks.cols;
+  const std::int64_t nb = chunks.blocks(chunk);
+  const std::int64_t n = nb * w;
+  const float* xc = x.data() + chunks.tensor_offset(chunk);
+  float* qc = q.data() + chunks.coefficient_offset(chunk);
+  // Stage h: Y = C_h · X (h × n), its rows in even/odd order (split_row).
+  const float* stage_h = xc;
+  std::int64_t stage_h_stride = cols;
+  if (h > 1) {
+    for (std::int64_t r = 0; r < hh->no; ++r) {
+      const float* top = xc + r * cols;
+      const float* bottom = xc + (h - 1 - r) * cols;
+      float* e = &a[r * n];
+      float* o = &a[(hh->ne + r) * n];
+#pragma omp simd
+      for (std::int64_t j = 0; j < n; ++j) {
+        e[j] = top[j] + bottom[j];
+        o[j] = top[j] - bottom[j];
+      }
+    }
+    if (h % 2 == 1) std::copy_n(xc + hh->no * cols, n, &a[hh->no * n]);
+    product(false, false, hh->ne, n, hh->ne, hh->even.data(), hh->ne, a.data(), n, y.data(), n);
+    product(false, false, hh->no, n, hh->no, hh->odd.data(), hh->no, &a[hh->ne * n], n,
+            &y[hh->ne * n], n);
+    stage_h = y.data();
+    stage_h_stride = n;
+  }
+  // Stage w: each block's row i (w values) becomes coefficient row b·h + i.
+  if (w == 1) {
+    for (std::int64_t b = 0; b < nb; ++b) {
+      for (std::int64_t i = 0; i < h; ++i) {
+        qc[b * h + i] = stage_h[split_row(*hh, i) * stage_h_stride + b];
+      }
+    }
+    return;
+  }
+  for (std::int64_t b = 0; b < nb; ++b) {
+    for (std::int64_t i = 0; i < h; ++i) {
+      split(stage_h + split_row(*hh, i) * stage_h_stride + b * w, w, hw->ne,
+            &a[(b * h + i) * w]);
+    }
+  }
+  // Q[:, 2m] = E · evenᵀ, Q[:, 2m+1] = O · oddᵀ: the products fill [even | odd] columns of
+  // z, which are then interleaved into the coefficients. (The first stage's result is no
+  // longer needed, so z reuses its buffer.)
+  const std::int64_t rows = nb * h;
+  float* z = y.data();
+  product(false, true, rows, hw->ne, hw->ne, a.data(), w, hw->even.data(), hw->ne, z, w);
+  product(false, true, rows, hw->no, hw->no, &a[hw->ne], w, hw->odd.data(), hw->no,
+          z + hw->ne, w);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* in = z + r * w;
+    float* out = qc + r * w;
+    for (std::int64_t m = 0; m < hw->no; ++m) {
+      out[2 * m] = in[m];
+      out[2 * m + 1] = in[hw->ne + m];
+    }
+    if (hw->ne > hw->no) out[w - 1] = in[hw->no];
+  }
+}
+
 void encode_products(const BlockLayout& l, std::span<const float> x, std::span<float> q) {
   const Chunks chunks(l);
-  const std::int64_t h = chunks.h, w = chunks.w, cols = chunks.cols;
+  const std::int64_t h = chunks.h, w = chunks.w;
   const auto hh = cached_half_basis(h);
   const auto hw = cached_half_basis(w);
 #pragma omp parallel if (chunks.count() > 1)
@@ -339,71 +405,73 @@ void encode_products(const BlockLayout& l, std::span<const float> x, std::span<f
     std::vector<float> y(a.size());
 #pragma omp for schedule(static)
     for (std::int64_t chunk = 0; chunk < chunks.count(); ++chunk) {
-      const std::int64_t nb = chunks.blocks(chunk);
-      const std::int64_t n = nb * w;
-      const float* xc = x.data() + chunks.tensor_offset(chunk);
-      float* qc = q.data() + chunks.coefficient_offset(chunk);
-      // Stage h: Y = C_h · X (h × n), its rows in even/odd order (split_row).
-      const float* stage_h = xc;
-      std::int64_t stage_h_stride = cols;
-      if (h > 1) {
-        for (std::int64_t r = 0; r < hh->no; ++r) {
-          const float* top = xc + r * cols;
-          const float* bottom = xc + (h - 1 - r) * cols;
-          float* e = &a[r * n];
-          float* o = &a[(hh->ne + r) * n];
-#pragma omp simd
-          for (std::int64_t j = 0; j < n; ++j) {
-            e[j] = top[j] + bottom[j];
-            o[j] = top[j] - bottom[j];
-          }
-        }
-        if (h % 2 == 1) std::copy_n(xc + hh->no * cols, n, &a[hh->no * n]);
-        product(false, false, hh->ne, n, hh->ne, hh->even.data(), hh->ne, a.data(), n, y.data(), n);
-        product(false, false, hh->no, n, hh->no, hh->odd.data(), hh->no, &a[hh->ne * n], n,
-                &y[hh->ne * n], n);
-        stage_h = y.data();
-        stage_h_stride = n;
-      }
-      // Stage w: each block's row i (w values) becomes coefficient row b·h + i.
-      if (w == 1) {
-        for (std::int64_t b = 0; b < nb; ++b) {
-          for (std::int64_t i = 0; i < h; ++i) {
-            qc[b * h + i] = stage_h[split_row(*hh, i) * stage_h_stride + b];
-          }
-        }
-        continue;
-      }
-      for (std::int64_t b = 0; b < nb; ++b) {
-        for (std::int64_t i = 0; i < h; ++i) {
-          split(stage_h + split_row(*hh, i) * stage_h_stride + b * w, w, hw->ne,
-                &a[(b * h + i) * w]);
-        }
-      }
-      // Q[:, 2m] = E · evenᵀ, Q[:, 2m+1] = O · oddᵀ: the products fill [even | odd] columns of
-      // z, which are then interleaved into the coefficients. (The first stage's result is no
-      // longer needed, so z reuses its buffer.)
-      const std::int64_t rows = nb * h;
-      float* z = y.data();
-      product(false, true, rows, hw->ne, hw->ne, a.data(), w, hw->even.data(), hw->ne, z, w);
-      product(false, true, rows, hw->no, hw->no, &a[hw->ne], w, hw->odd.data(), hw->no,
-              z + hw->ne, w);
-      for (std::int64_t r = 0; r < rows; ++r) {
-        const float* in = z + r * w;
-        float* out = qc + r * w;
-        for (std::int64_t m = 0; m < hw->no; ++m) {
-          out[2 * m] = in[m];
-          out[2 * m + 1] = in[hw->ne + m];
-        }
-        if (hw->ne > hw->no) out[w - 1] = in[hw->no];
-      }
+      encode_chunk(chunks, hh.get(), hw.get(), x, q, chunk, a, y);
     }
   }
 }
 
+// One chunk of decode_products (a function of its own so that its loops get SIMD clones).
+LOWCOMM_SIMD_CLONES
+void decode_chunk(const Chunks& chunks, const HalfBasis* hh, const HalfBasis* hw, std::span<const float> q,
+                  std::span<float> x, std::int64_t chunk, std::vector<float>& a, std::vector<float>& y) {
+  const std::int64_t h = chunks.h, w = chunks.w, cols = chunks.cols;
+  const std::int64_t nb = chunks.blocks(chunk);
+  const std::int64_t n = nb * w;
+  const float* qc = q.data() + chunks.coefficient_offset(chunk);
+  float* xc = x.data() + chunks.tensor_offset(chunk);
+  // Stage h input: row split_row(i) of G (h × n, tensor column order), or the tensor itself
+  // when h = 1.
+  float* g = h > 1 ? a.data() : xc;
+  if (w == 1) {
+    for (std::int64_t b = 0; b < nb; ++b) {
+      for (std::int64_t i = 0; i < h; ++i) g[split_row(*hh, i) * n + b] = qc[b * h + i];
+    }
+  } else {
+    // Coefficient rows (nb·h of w) to [even columns | odd columns] ...
+    const std::int64_t rows = nb * h;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float* in = qc + r * w;
+      float* out = &a[r * w];
+      for (std::int64_t m = 0; m < hw->no; ++m) {
+        out[m] = in[2 * m];
+        out[hw->ne + m] = in[2 * m + 1];
+      }
+      if (hw->ne > hw->no) out[hw->no] = in[w - 1];
+    }
+    // ... then e = E · even, o = O · odd ...
+    product(false, false, rows, hw->ne, hw->ne, a.data(), w, hw->even.data(), hw->ne, y.data(), w);
+    product(false, false, rows, hw->no, hw->no, &a[hw->ne], w, hw->odd.data(), hw->no,
+            &y[hw->ne], w);
+    // ... and x = join(e, o), each block row to its place in G.
+    for (std::int64_t b = 0; b < nb; ++b) {
+      for (std::int64_t i = 0; i < h; ++i) {
+        const float* in = &y[(b * h + i) * w];
+        join(in, in + hw->ne, w, g + split_row(*hh, i) * n + b * w);
+      }
+    }
+  }
+  if (h == 1) return;
+  // Stage h: e = evenᵀ · G_even, o = oddᵀ · G_odd, x = join(e, o) row by row.
+  product(true, false, hh->ne, n, hh->ne, hh->even.data(), hh->ne, a.data(), n, y.data(), n);
+  product(true, false, hh->no, n, hh->no, hh->odd.data(), hh->no, &a[hh->ne * n], n,
+          &y[hh->ne * n], n);
+  for (std::int64_t r = 0; r < hh->no; ++r) {
+    const float* e = &y[r * n];
+    const float* o = &y[(hh->ne + r) * n];
+    float* top = xc + r * cols;
+    float* bottom = xc + (h - 1 - r) * cols;
+#pragma omp simd
+    for (std::int64_t j = 0; j < n; ++j) {
+      top[j] = e[j] + o[j];
+      bottom[j] = e[j] - o[j];
+    }
+  }
+  if (h % 2 == 1) std::copy_n(&y[hh->no * n], n, xc + hh->no * cols);
+}
+
 void decode_products(const BlockLayout& l, std::span<const float> q, std::span<float> x) {
   const Chunks chunks(l);
-  const std::int64_t h = chunks.h, w = chunks.w, cols = chunks.cols;
+  const std::int64_t h = chunks.h, w = chunks.w;
   const auto hh = cached_half_basis(h);
   const auto hw = cached_half_basis(w);
 #pragma omp parallel if (chunks.count() > 1)
@@ -412,58 +480,7 @@ void decode_products(const BlockLayout& l, std::span<const float> q, std::span<f
     std::vector<float> y(static_cast<std::size_t>(a.size()));
 #pragma omp for schedule(static)
     for (std::int64_t chunk = 0; chunk < chunks.count(); ++chunk) {
-      const std::int64_t nb = chunks.blocks(chunk);
-      const std::int64_t n = nb * w;
-      const float* qc = q.data() + chunks.coefficient_offset(chunk);
-      float* xc = x.data() + chunks.tensor_offset(chunk);
-      // Stage h input: row split_row(i) of G (h × n, tensor column order), or the tensor itself
-      // when h = 1.
-      float* g = h > 1 ? a.data() : xc;
-      if (w == 1) {
-        for (std::int64_t b = 0; b < nb; ++b) {
-          for (std::int64_t i = 0; i < h; ++i) g[split_row(*hh, i) * n + b] = qc[b * h + i];
-        }
-      } else {
-        // Coefficient rows (nb·h of w) to [even columns | odd columns] ...
-        const std::int64_t rows = nb * h;
-        for (std::int64_t r = 0; r < rows; ++r) {
-          const float* in = qc + r * w;
-          float* out = &a[r * w];
-          for (std::int64_t m = 0; m < hw->no; ++m) {
-            out[m] = in[2 * m];
-            out[hw->ne + m] = in[2 * m + 1];
-          }
-          if (hw->ne > hw->no) out[hw->no] = in[w - 1];
-        }
-        // ... then e = E · even, o = O · odd ...
-        product(false, false, rows, hw->ne, hw->ne, a.data(), w, hw->even.data(), hw->ne, y.data(), w);
-        product(false, false, rows, hw->no, hw->no, &a[hw->ne], w, hw->odd.data(), hw->no,
-                &y[hw->ne], w);
-        // ... and x = join(e, o), each block row to its place in G.
-        for (std::int64_t b = 0; b < nb; ++b) {
-          for (std::int64_t i = 0; i < h; ++i) {
-            const float* in = &y[(b * h + i) * w];
-            join(in, in + hw->ne, w, g + split_row(*hh, i) * n + b * w);
-          }
-        }
-      }
-      if (h == 1) continue;
-      // Stage h: e = evenᵀ · G_even, o = oddᵀ · G_odd, x = join(e, o) row by row.
-      product(true, false, hh->ne, n, hh->ne, hh->even.data(), hh->ne, a.data(), n, y.data(), n);
-      product(true, false, hh->no, n, hh->no, hh->odd.data(), hh->no, &a[hh->ne * n], n,
-              &y[hh->ne * n], n);
-      for (std::int64_t r = 0; r < hh->no; ++r) {
-        const float* e = &y[r * n];
-        const float* o = &y[(hh->ne + r) * n];
-        float* top = xc + r * cols;
-        float* bottom = xc + (h - 1 - r) * cols;
-#pragma omp simd
-        for (std::int64_t j = 0; j < n; ++j) {
-          top[j] = e[j] + o[j];
-          bottom[j] = e[j] - o[j];
-        }
-      }
-      if (h % 2 == 1) std::copy_n(&y[hh->no * n], n, xc + hh->no * cols);
+      decode_chunk(chunks, hh.get(), hw.get(), q, x, chunk, a, y);
     }
   }
 }

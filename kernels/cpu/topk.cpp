@@ -39,10 +39,11 @@ struct Candidate {
   std::int64_t index;
 };
 
-// True when a is selected before b: larger magnitude first, then lower index.
-inline bool comes_before(const Candidate& a, const Candidate& b) {
+// True when a is selected before b: larger magnitude first, then lower index. (An object, not a
+// function, so that the sorts inline it.)
+constexpr auto comes_before = [](const Candidate& a, const Candidate& b) {
   return a.key > b.key || (a.key == b.key && a.index < b.index);
-}
+};
 
 void write_selection(std::span<const float> values, std::span<const Candidate> chosen,
                      std::int64_t* indices, float* selected) {
@@ -93,11 +94,24 @@ void group_maxima(const float* values, std::int64_t n, std::int64_t group, std::
   }
 }
 
-// Appends {key, offset + i} for every i with key >= threshold.
+// Appends {key, offset + i} for every i with key >= threshold. Candidates are rare (a little over
+// k of the n values for random data), so the values are tested 16 at a time with a vectorised
+// reduction and only the runs that hold one are walked entry by entry.
 LOWCOMM_SIMD_CLONES
 void collect_candidates(const float* values, std::int64_t n, std::int64_t offset, std::uint32_t threshold,
                         std::vector<Candidate>& candidates) {
-  for (std::int64_t i = 0; i < n; ++i) {
+  constexpr std::int64_t kRun = 16;
+  std::int64_t i = 0;
+  for (; i + kRun <= n; i += kRun) {
+    bool any = false;
+    for (std::int64_t j = 0; j < kRun; ++j) any |= magnitude_key(values[i + j]) >= threshold;
+    if (!any) continue;
+    for (std::int64_t j = i; j < i + kRun; ++j) {
+      const std::uint32_t key = magnitude_key(values[j]);
+      if (key >= threshold) candidates.push_back({key, offset + j});
+    }
+  }
+  for (; i < n; ++i) {
     const std::uint32_t key = magnitude_key(values[i]);
     if (key >= threshold) candidates.push_back({key, offset + i});
   }
