@@ -1,5 +1,6 @@
 // Row-major GEMM (include/lowcomm/kernels/linalg.hpp): Reference is the triple loop that defines
-// the result; Cpu is the one BLAS product of the CPU kernels (blas.hpp: OpenBLAS, else Eigen).
+// the result; Cpu is the one BLAS product of the CPU kernels (blas.hpp: OpenBLAS, else Eigen),
+// except for products with a thin operand, which stream the big one once (thin_gemm.hpp).
 #include <cstdint>
 #include <limits>
 #include <string_view>
@@ -9,6 +10,7 @@
 #include "lowcomm/error.hpp"
 #include "blas.hpp"
 #include "lowcomm/kernels/linalg.hpp"
+#include "thin_gemm.hpp"
 
 namespace lowcomm::kernels {
 namespace {
@@ -66,6 +68,9 @@ void gemm(Backend backend, bool transpose_a, bool transpose_b, std::int64_t m, s
     case Backend::Reference:
       return gemm_reference(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
     case Backend::Cpu:
+      if (const auto thin = detail::thin_shape(transpose_a, transpose_b, m, n, k); thin != detail::ThinShape::None) {
+        return detail::thin_product(thin, m, n, k, alpha, a.data(), b.data(), beta, c.data());
+      }
       return detail::sgemm(transpose_a, transpose_b, m, n, k, alpha, a.data(), b.data(), beta, c.data());
     case Backend::Cuda: break;
   }

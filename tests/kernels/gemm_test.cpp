@@ -51,7 +51,11 @@ TEST(Gemm, MultipliesByHand) {
 TEST(Gemm, CpuMatchesReferenceWithinTheStatedTolerance) {
   const std::int64_t shapes[][3] = {{0, 0, 0},  {1, 1, 1},    {0, 3, 5},     {3, 0, 5},
                                     {3, 5, 0},  {7, 13, 17},  {64, 1, 300},  {131, 67, 257},
-                                    {1, 257, 513}, {200, 4, 768}};
+                                    {1, 257, 513}, {200, 4, 768},
+                                    // thin operands (Cpu's own loops): k not a multiple of 16, n or k at the
+                                    // limit of 8 and just past it
+                                    {300, 2, 771}, {257, 301, 2}, {1000, 8, 33}, {5, 9, 3}, {97, 3, 17},
+                                    {33, 9, 9}};
   const float coefficients[][2] = {{1.0f, 0.0f}, {0.5f, -2.0f}, {-1.0f, 1.0f}};
   unsigned seed = 1;
   for (const auto& shape : shapes) {
@@ -131,6 +135,23 @@ TEST(Gemm, CpuIsBitwiseIdenticalAtEveryThreadCount) {
     }
   }
   omp_set_num_threads(omp_get_num_procs());
+}
+
+// Cpu's loops for Aᵀ·B with few columns and for A·Bᵀ with a small k sum in index order, as the
+// Reference does: bitwise equal.
+TEST(Gemm, ThinProductsSummedInIndexOrderAreTheReferenceBitwise) {
+  struct Shape { bool ta, tb; std::int64_t m, n, k; };
+  const Shape shapes[] = {{true, false, 771, 2, 301}, {true, false, 5, 8, 1000}, {false, true, 301, 257, 2},
+                          {false, true, 1000, 7, 8}};
+  for (const Shape& s : shapes) {
+    const std::vector<float> a = uniform(s.m * s.k, 21), b = uniform(s.k * s.n, 22), c0 = uniform(s.m * s.n, 23);
+    for (const float beta : {0.0f, -0.5f}) {
+      std::vector<float> reference = c0, cpu = c0;
+      gemm(Backend::Reference, s.ta, s.tb, s.m, s.n, s.k, 0.75f, a, b, beta, reference);
+      gemm(Backend::Cpu, s.ta, s.tb, s.m, s.n, s.k, 0.75f, a, b, beta, cpu);
+      EXPECT_EQ(cpu, reference) << s.m << "x" << s.n << "x" << s.k << " beta " << beta;
+    }
+  }
 }
 
 TEST(Gemm, RejectsBadArguments) {

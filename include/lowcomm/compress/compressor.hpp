@@ -59,7 +59,9 @@ class Compressor {
   // then (error feedback) transmitted. All calls of the unit get the same `scratch`; encode puts
   // in it what the others need (it holds last step's value on entry, for reusing buffers).
 
-  // Round 0: the message for this rank's gradient of one unit.
+  // Round 0: the message for this rank's gradient of one unit. `gradient` stays valid and
+  // unchanged until the unit's last decode of the step returns, so encode may keep the span in
+  // the scratch for a later round (PowerSGD multiplies it again in round 1) instead of a copy.
   virtual Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) = 0;
 
   // The result of round `round`'s exchange. Returns the next round's message, or writes the

@@ -30,12 +30,13 @@ void orthonormalize_columns(Backend backend, std::span<float> matrix, std::int64
 // C ← alpha · op(A) · op(B) + beta · C, all row-major: op(A) is m × k (A is stored k × m when
 // transpose_a), op(B) is k × n (B is stored n × k when transpose_b), C is m × n. As in BLAS,
 // beta == 0 overwrites C without reading it (NaNs there do not propagate) and k == 0 gives
-// beta · C. Reference: for each C entry a float sum over k in index order. Cpu: Eigen, using
-// OpenMP threads when there are several (its blocking depends on the thread count, so results are
-// repeatable for a given OMP_NUM_THREADS); its blocked, vectorised sums differ from Reference by
-// float rounding: |C_cpu − C_ref| ≤ 1e-5·sqrt(k)·(|alpha|·(|op(A)|·|op(B)|) + |beta·C|) entrywise
-// is what the tests require (the expected rounding error of either is about sqrt(k)·2^−24 of
-// that magnitude).
+// beta · C. Reference: for each C entry a float sum over k in index order. Cpu: the library's
+// BLAS (OpenBLAS, else Eigen) on OpenMP's threads, except that a product with a thin operand
+// (op(B) with at most 8 columns, or k ≤ 8: PowerSGD's factors) streams the big matrix once in
+// loops of its own; results are the same at every thread count. Cpu's sums differ from
+// Reference's by float rounding: |C_cpu − C_ref| ≤ 1e-5·sqrt(k)·(|alpha|·(|op(A)|·|op(B)|) +
+// |beta·C|) entrywise is what the tests require (the expected rounding error of either is about
+// sqrt(k)·2^−24 of that magnitude).
 void gemm(Backend backend, bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
           std::int64_t k, float alpha, std::span<const float> a, std::span<const float> b,
           float beta, std::span<float> c);

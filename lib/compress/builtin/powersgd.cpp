@@ -51,7 +51,7 @@ class PowerSgd final : public Compressor {
     const Shape s = shape_of(unit);
     if (s.dense()) return Message::sum({gradient.begin(), gradient.end()});
     Factors& factors = scratch.get_or_create<Factors>();
-    factors.input.assign(gradient.begin(), gradient.end());
+    factors.input = gradient;  // valid until the last decode (compressor.hpp)
     std::vector<float>& q = warm_start(unit, s);
     if (options_.orthogonalize_q) kernels::orthonormalize_columns(unit.execution.backend, q, s.m, s.r);
     std::vector<float> p(static_cast<std::size_t>(s.n * s.r));
@@ -115,7 +115,7 @@ class PowerSgd final : public Compressor {
 
  private:
   struct Factors {              // this step's, from encode to transmitted
-    std::vector<float> input;  // M of this step, needed again for Q = Mᵀ P̂
+    std::span<const float> input;  // M of this step, needed again for Q = Mᵀ P̂
     std::vector<float> p_hat;
   };
 
