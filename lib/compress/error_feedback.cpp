@@ -6,6 +6,13 @@
 
 namespace lowcomm {
 
+namespace {
+
+// Elements below which one thread does a loop: starting the team costs more.
+constexpr std::size_t kParallelElements = std::size_t{1} << 15;
+
+}  // namespace
+
 ErrorFeedback::ErrorFeedback(std::unique_ptr<Compressor> inner, float decay)
     : inner_(std::move(inner)), decay_(decay) {
   if (!inner_) throw Error("ErrorFeedback needs a compressor to wrap");
@@ -23,14 +30,19 @@ Message ErrorFeedback::encode(const UnitContext& unit, std::span<const float> gr
   }
   Corrected& corrected = scratch.get_or_create<Corrected>();
   corrected.values.resize(gradient.size());
+  // Element-wise, so the rank's threads split it with no effect on the bits.
+  const std::size_t n = gradient.size();
+  const float* g = gradient.data();
+  const float* r = residual.data();
+  float* c = corrected.values.data();
   if (decay_ == 1.0f) {
-    for (std::size_t i = 0; i < gradient.size(); ++i) corrected.values[i] = gradient[i] + residual[i];
+#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
+    for (std::size_t i = 0; i < n; ++i) c[i] = g[i] + r[i];
   } else {
     // (β·residual) rounded first, then the sum: DeMo's δ.mul_(β); δ.add_(η·g).
-    for (std::size_t i = 0; i < gradient.size(); ++i) {
-      const float decayed = decay_ * residual[i];
-      corrected.values[i] = decayed + gradient[i];
-    }
+    const float decay = decay_;
+#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
+    for (std::size_t i = 0; i < n; ++i) c[i] = decay * r[i] + g[i];
   }
   return inner_->encode(unit, corrected.values, corrected.inner);
 }
@@ -54,7 +66,11 @@ std::optional<Message> ErrorFeedback::decode(const UnitContext& unit, int round,
   } else {
     // residual ← corrected − transmitted, computed in the residual's own storage.
     inner_->transmitted(unit, corrected.values, corrected.inner, residual);
-    for (std::size_t i = 0; i < residual.size(); ++i) residual[i] = corrected.values[i] - residual[i];
+    const std::size_t n = residual.size();
+    const float* c = corrected.values.data();
+    float* r = residual.data();
+#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
+    for (std::size_t i = 0; i < n; ++i) r[i] = c[i] - r[i];
   }
   return std::nullopt;
 }

@@ -1,5 +1,7 @@
 #include "lowcomm/config/compute_config.hpp"
 
+#include <omp.h>
+
 #include <string>
 #include <vector>
 
@@ -12,6 +14,16 @@ void add_compute_keys(ConfigSchema& schema) {
                 "kernels that compute: cpu (optimised: OpenMP, BLAS) or reference (the plain loops that "
                 "define every result; slow, for checking)",
                 names);
+  schema.integer("compute.threads", 0,
+                 "OpenMP threads per rank for the kernels and the BLAS: 0 for OMP_NUM_THREADS, else the "
+                 "rank's share of its node's cores (results are the same bits at every count)",
+                 0, 4096);
+}
+
+int use_compute_threads(const Config& config) {
+  const auto threads = static_cast<int>(config.get_int("compute.threads"));
+  if (threads > 0) omp_set_num_threads(threads);
+  return omp_get_max_threads();
 }
 
 ExecutionContext execution_context_from_config(const Config& config) {

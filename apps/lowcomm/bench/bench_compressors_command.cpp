@@ -6,6 +6,7 @@
 // Throughput = fp32 input bytes / time of one CompressedAllReduce::run (encode, the collectives,
 // decode), the slowest rank's best of the iterations. "codec" is the encode + decode share.
 #include <fmt/format.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -106,8 +107,9 @@ void run(const ConfigArguments& arguments) {
     if (mpi.rank() == 0) {
       copy = measure_copy_bandwidth();
       gemm = measure_sgemm_gflops(execution_context_from_config(config));
-      std::printf("# lowcomm bench compressors: %d ranks; network: %s; granularity %s\n", mpi.size(),
-                  describe_network(config).c_str(), config.get_string("compressor.granularity").c_str());
+      std::printf("# lowcomm bench compressors: %d ranks x %d threads; network: %s; granularity %s\n", mpi.size(),
+                  omp_get_max_threads(), describe_network(config).c_str(),
+                  config.get_string("compressor.granularity").c_str());
       std::printf("# this node: copy %.2f GB/s (%s); sgemm %.1f GFLOP/s (768^3, %s kernel)\n", copy,
                   std::string(kCopyBandwidthMethod).c_str(), gemm, config.get_string("compute.backend").c_str());
       std::printf("# cpu kernels: matrix products %s; vector loops %s\n",

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "lowcomm/comm/config_agreement.hpp"
+#include "lowcomm/config/compute_config.hpp"
 #include "mpi_session.hpp"
 
 namespace lowcomm::cli {
@@ -23,6 +24,7 @@ Config load_config_on_all_ranks(const ConfigArguments& arguments, const ConfigSc
                                     : Config::from_file(arguments.file, schema, arguments.overrides);
   });
   agree_on_failure(control, [&] { require_identical_on_all_ranks(*config, control); });
+  if (config->has("compute.threads")) use_compute_threads(*config);
   return std::move(*config);
 }
 

@@ -18,7 +18,8 @@ struct ConfigArguments {
 void add_config_arguments(CLI::App& command, ConfigArguments& arguments);
 
 // Loads and validates the configuration on every rank, then checks that all ranks resolved the
-// same one. A mistake stops every rank with one message (see agree_on_failure).
+// same one. A mistake stops every rank with one message (see agree_on_failure). A configuration
+// with compute.threads then sets every rank's thread count (use_compute_threads).
 Config load_config_on_all_ranks(const ConfigArguments& arguments, const ConfigSchema& schema,
                                 const ControlChannel& control);
 
