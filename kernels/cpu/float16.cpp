@@ -2,62 +2,41 @@
 
 #include <fmt/format.h>
 
-#include <bit>
-#include <cmath>
+#include <algorithm>
 #include <cstring>
 
+#include "lowcomm/core/simd_clones.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm::kernels {
 
 std::size_t value_bytes(ValueType type) { return type == ValueType::F32 ? 4 : 2; }
 
-std::uint16_t float_to_f16(float value) {
-  const auto x = std::bit_cast<std::uint32_t>(value);
-  const std::uint32_t sign = (x >> 16) & 0x8000u;
-  std::uint32_t mantissa = x & 0x7FFFFFu;
-  const int exponent = static_cast<int>((x >> 23) & 0xFFu);
-  if (exponent == 0xFF) return static_cast<std::uint16_t>(sign | 0x7C00u | (mantissa != 0 ? 0x200u : 0u));
-  const int e = exponent - 127 + 15;  // the exponent in binary16's bias
-  if (e >= 0x1F) return static_cast<std::uint16_t>(sign | 0x7C00u);  // too large: infinity
-  if (e <= 0) {
-    // Subnormal in binary16 (or zero): the value is m · 2^-24 with m = 1.mantissa · 2^(e + 9).
-    if (e < -10) return static_cast<std::uint16_t>(sign);
-    mantissa |= 0x800000u;
-    const int shift = 14 - e;
-    std::uint32_t half = mantissa >> shift;
-    const std::uint32_t rest = mantissa & ((1u << shift) - 1u);
-    const std::uint32_t halfway = 1u << (shift - 1);
-    if (rest > halfway || (rest == halfway && (half & 1u) != 0)) ++half;
-    return static_cast<std::uint16_t>(sign | half);
+namespace {
+
+LOWCOMM_SIMD_CLONES
+void encode_16bit(const float* values, std::size_t n, ValueType type, std::uint16_t* out) {
+  if (type == ValueType::F16) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = float_to_f16(values[i]);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) out[i] = float_to_bf16(values[i]);
   }
-  std::uint32_t half = sign | (static_cast<std::uint32_t>(e) << 10) | (mantissa >> 13);
-  const std::uint32_t rest = mantissa & 0x1FFFu;
-  // A carry out of the mantissa correctly bumps the exponent (up to infinity).
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u) != 0)) ++half;
-  return static_cast<std::uint16_t>(half);
 }
 
-float f16_to_float(std::uint16_t bits) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000u) << 16;
-  const std::uint32_t exponent = (bits >> 10) & 0x1Fu;
-  const std::uint32_t mantissa = bits & 0x3FFu;
-  if (exponent == 0) {
-    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);  // exact
-    return sign != 0 ? -magnitude : magnitude;
+LOWCOMM_SIMD_CLONES
+void decode_16bit(const std::uint16_t* in, std::size_t n, ValueType type, float* out) {
+  if (type == ValueType::F16) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = f16_to_float(in[i]);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) out[i] = bf16_to_float(in[i]);
   }
-  if (exponent == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
-  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
-std::uint16_t float_to_bf16(float value) {
-  const auto x = std::bit_cast<std::uint32_t>(value);
-  if (std::isnan(value)) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // stay NaN
-  const std::uint32_t rounding = 0x7FFFu + ((x >> 16) & 1u);
-  return static_cast<std::uint16_t>((x + rounding) >> 16);
-}
+// Converted in pieces through an aligned buffer of uint16, so that the loops work on uint16
+// arrays, whatever the alignment of the byte span (little-endian hosts: x86, Arm).
+constexpr std::size_t kPiece = 4096;
 
-float bf16_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
+}  // namespace
 
 void encode_values(std::span<const float> values, ValueType type, std::span<std::byte> out) {
   if (out.size() != values.size() * value_bytes(type)) {
@@ -68,9 +47,11 @@ void encode_values(std::span<const float> values, ValueType type, std::span<std:
     std::memcpy(out.data(), values.data(), out.size());  // little-endian hosts only (x86, Arm)
     return;
   }
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const std::uint16_t bits = type == ValueType::F16 ? float_to_f16(values[i]) : float_to_bf16(values[i]);
-    std::memcpy(out.data() + 2 * i, &bits, 2);
+  std::uint16_t bits[kPiece];
+  for (std::size_t begin = 0; begin < values.size(); begin += kPiece) {
+    const std::size_t n = std::min(kPiece, values.size() - begin);
+    encode_16bit(values.data() + begin, n, type, bits);
+    std::memcpy(out.data() + 2 * begin, bits, 2 * n);
   }
 }
 
@@ -83,10 +64,11 @@ void decode_values(std::span<const std::byte> in, ValueType type, std::span<floa
     std::memcpy(out.data(), in.data(), in.size());
     return;
   }
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    std::uint16_t bits = 0;
-    std::memcpy(&bits, in.data() + 2 * i, 2);
-    out[i] = type == ValueType::F16 ? f16_to_float(bits) : bf16_to_float(bits);
+  std::uint16_t bits[kPiece];
+  for (std::size_t begin = 0; begin < out.size(); begin += kPiece) {
+    const std::size_t n = std::min(kPiece, out.size() - begin);
+    std::memcpy(bits, in.data() + 2 * begin, 2 * n);
+    decode_16bit(bits, n, type, out.data() + begin);
   }
 }
 

@@ -6,6 +6,8 @@
 #include <climits>
 #include <thread>
 
+#include "lowcomm/core/simd_clones.hpp"
+
 namespace lowcomm {
 
 namespace {
@@ -21,11 +23,21 @@ int mpi_count(std::size_t count, std::string_view what) {
 
 // MPI user reductions over 16-bit floats: each element is widened to float, added, and rounded
 // back, so every partial sum is rounded to the wire type (commutative; the order is MPI's).
-template <float (*to_float)(std::uint16_t), std::uint16_t (*from_float)(float)>
-void sum_16bit(void* in, void* inout, int* length, MPI_Datatype*) {
+// (Two functions rather than a template, so that each gets SIMD clones.)
+LOWCOMM_SIMD_CLONES
+void sum_f16(void* in, void* inout, int* length, MPI_Datatype*) {
   const auto* a = static_cast<const std::uint16_t*>(in);
   auto* b = static_cast<std::uint16_t*>(inout);
-  for (int i = 0; i < *length; ++i) b[i] = from_float(to_float(a[i]) + to_float(b[i]));
+  for (int i = 0; i < *length; ++i) b[i] = kernels::float_to_f16(kernels::f16_to_float(a[i]) + kernels::f16_to_float(b[i]));
+}
+
+LOWCOMM_SIMD_CLONES
+void sum_bf16(void* in, void* inout, int* length, MPI_Datatype*) {
+  const auto* a = static_cast<const std::uint16_t*>(in);
+  auto* b = static_cast<std::uint16_t*>(inout);
+  for (int i = 0; i < *length; ++i) {
+    b[i] = kernels::float_to_bf16(kernels::bf16_to_float(a[i]) + kernels::bf16_to_float(b[i]));
+  }
 }
 
 }  // namespace
@@ -196,9 +208,7 @@ void Communicator::all_reduce_16bit(std::span<std::uint16_t> data, kernels::Valu
   if (format == kernels::ValueType::F32) throw CommError("all_reduce_16bit: fp32 is not a 16-bit format");
   MPI_Op& op = format == kernels::ValueType::F16 ? sum_f16_ : sum_bf16_;
   if (op == MPI_OP_NULL) {
-    MPI_User_function* function = format == kernels::ValueType::F16
-                                      ? &sum_16bit<kernels::f16_to_float, kernels::float_to_f16>
-                                      : &sum_16bit<kernels::bf16_to_float, kernels::float_to_bf16>;
+    MPI_User_function* function = format == kernels::ValueType::F16 ? &sum_f16 : &sum_bf16;
     check_mpi(MPI_Op_create(function, 1, &op), "MPI_Op_create");
   }
   const int n = mpi_count(data.size(), "all_reduce_16bit");

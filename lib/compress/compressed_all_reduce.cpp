@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "gathered_frames.hpp"
 #include "lowcomm/core/timing.hpp"
@@ -124,12 +123,10 @@ SyncReport CompressedAllReduce::run(std::uint64_t step, std::span<const std::spa
   report.codec_s += seconds_since(start);
 
   std::vector<Received> received(units_.size());
-  std::vector<std::byte> gathered_storage;  // the round's all-gather result, which received[] views
-  std::vector<float> summed;
   for (int round = 0;; ++round) {
     const bool any = std::ranges::any_of(messages, [](const auto& m) { return m.has_value(); });
     if (!any) break;
-    exchange(messages, round, step, received, gathered_storage, summed);
+    exchange(messages, round, step, received);
     report.rounds = round + 1;
     start = SteadyClock::now();
     for (std::size_t u = 0; u < units_.size(); ++u) {
@@ -156,8 +153,9 @@ SyncReport CompressedAllReduce::run(std::uint64_t step, std::span<const std::spa
 }
 
 void CompressedAllReduce::exchange(std::vector<std::optional<Message>>& messages, int round, std::uint64_t step,
-                                   std::vector<Received>& received, std::vector<std::byte>& gathered,
-                                   std::vector<float>& summed) {
+                                   std::vector<Received>& received) {
+  std::vector<float>& summed = summed_;
+  std::vector<std::byte>& gathered = gathered_;
   const int world = comm_.size();
   for (Received& r : received) r = Received{};
 
@@ -177,13 +175,11 @@ void CompressedAllReduce::exchange(std::vector<std::optional<Message>>& messages
     if (wire == kernels::ValueType::F32) {
       comm_.all_reduce(range, ReduceOp::Sum);
     } else {
-      std::vector<std::byte> half(range.size() * 2);
-      kernels::encode_values(range, wire, half);
-      std::vector<std::uint16_t> bits(range.size());
-      std::memcpy(bits.data(), half.data(), half.size());
-      comm_.all_reduce_16bit(std::span<std::uint16_t>(bits), wire);
-      std::memcpy(half.data(), bits.data(), half.size());
-      kernels::decode_values(half, wire, range);
+      summed_16bit_.resize(range.size());
+      const std::span<std::uint16_t> bits(summed_16bit_);
+      kernels::encode_values(range, wire, std::as_writable_bytes(bits));
+      comm_.all_reduce_16bit(bits, wire);
+      kernels::decode_values(std::as_bytes(bits), wire, range);
     }
   }
   for (std::size_t u = 0; u < messages.size(); ++u) {

@@ -48,14 +48,18 @@ class CompressedAllReduce {
   };
   UnitContext context(const Unit& unit, std::uint64_t step) const;
   void exchange(std::vector<std::optional<Message>>& messages, int round, std::uint64_t step,
-                std::vector<Received>& received, std::vector<std::byte>& gathered,
-                std::vector<float>& summed);
+                std::vector<Received>& received);
 
   Communicator& comm_;
   std::unique_ptr<Compressor> compressor_;
   std::vector<TensorInfo> tensors_;
   std::vector<Unit> units_;
   std::vector<UnitScratch> scratch_;  // one per unit, handed to each of its compressor calls
+  // A round's exchange buffers, which the Received views point into; kept from run to run so
+  // that no step pays for fresh pages.
+  std::vector<std::byte> gathered_;     // the all-gather result
+  std::vector<float> summed_;           // the all-reduced values
+  std::vector<std::uint16_t> summed_16bit_;  // fp16/bf16 sums on the wire
   std::uint64_t shared_seed_;
   ExecutionContext execution_;
 };
