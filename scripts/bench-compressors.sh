@@ -57,8 +57,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi_flags=()
 [ "$ranks" -gt "$(nproc)" ] && mpi_flags+=(--oversubscribe)
 sets=(--set "bench.iterations=$iterations" --set "bench.compressors=$codecs" --set "bench.shapes=$shapes")
-# compute.threads, where this build has it (issue 10); otherwise OMP_NUM_THREADS alone sets them.
-"$lowcomm" info 2>/dev/null | grep -q '^ *compute\.threads ' && sets+=(--set "compute.threads=$threads")
+sets+=(--set "compute.threads=$threads")
 
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# git $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo -dirty);" \

@@ -73,7 +73,8 @@ void select_reference(std::span<const float> values, std::int64_t k, std::int64_
 // included, so the index order among equal keys survives), are then ordered exactly. With about
 // 4k groups, random data leaves a little over k candidates: the two passes are branch-free
 // integer loops over the values (vectorised, in SIMD clones), and the sort touches only the
-// candidates. Worst case (all keys equal) every entry is a candidate and it costs a sort.
+// candidates. Where ties make most entries candidates (all keys equal), the candidates are
+// pruned to the best k as they grow, so the cost stays about one sort of a few k.
 //
 // The result does not depend on how the groups are cut, only on the order (the candidate set
 // always contains the true first k), so it is bitwise the Reference's.
@@ -117,6 +118,9 @@ void collect_candidates(const float* values, std::int64_t n, std::int64_t offset
   }
 }
 
+// Values collected at a time between prunings of the candidates (select_range).
+constexpr std::int64_t kPiece = std::int64_t{1} << 16;
+
 // Per-thread buffers of select_range, reused across calls.
 struct SelectScratch {
   std::vector<std::uint32_t> maxima;
@@ -140,11 +144,25 @@ void select_range(std::span<const float> values, std::int64_t begin, std::int64_
   // The k-th largest maximum (groups >= k: group <= n / k).
   const auto kth = scratch.maxima.begin() + (k - 1);
   std::nth_element(scratch.maxima.begin(), kth, scratch.maxima.end(), std::greater<>());
-  collect_candidates(range, n, begin, *kth, candidates);
-  if (static_cast<std::int64_t>(candidates.size()) > k) {
+  // Collected piece by piece: when ties leave too many candidates (an all-zero gradient makes
+  // every entry one), the best k so far are kept and the threshold rises above the worst of them.
+  // Later entries equal to it come after it in the order, so none of the selection is lost, and
+  // the candidates never take more than about 2k + kPiece entries.
+  std::uint32_t threshold = *kth;
+  const auto keep = static_cast<std::size_t>(k);
+  const std::size_t limit = 2 * keep + static_cast<std::size_t>(kPiece);
+  const auto first_k = [&] {
     std::nth_element(candidates.begin(), candidates.begin() + (k - 1), candidates.end(), comes_before);
-    candidates.resize(static_cast<std::size_t>(k));
+    candidates.resize(keep);
+  };
+  for (std::int64_t start = 0; start < n; start += kPiece) {
+    collect_candidates(range + start, std::min(kPiece, n - start), begin + start, threshold, candidates);
+    if (candidates.size() > limit) {
+      first_k();
+      threshold = candidates[keep - 1].key + 1;  // nth_element put the worst kept one last
+    }
   }
+  if (candidates.size() > keep) first_k();
   std::sort(candidates.begin(), candidates.end(), comes_before);
 }
 

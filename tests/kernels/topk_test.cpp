@@ -166,6 +166,26 @@ TEST(TopkGlobal, LargeInput) {
   }
 }
 
+// An all-zero gradient (a frozen layer) ties every entry: the lowest indices win, and the Cpu
+// backend prunes its candidates as it goes instead of holding one per entry.
+TEST(TopkGlobal, AllEqualKeysSelectTheLowestIndices) {
+  for (const float zero : {0.0f, -0.0f}) {
+    std::vector<float> v(1 << 20, zero);
+    v[700000] = -1.0f;  // one larger entry, far in
+    for (std::int64_t k : {1, 5, 70000}) {
+      const auto kept = static_cast<std::size_t>(k);
+      std::vector<std::int64_t> ref_idx(kept), cpu_idx(kept);
+      std::vector<float> ref_val(kept), cpu_val(kept);
+      topk_global(Backend::Reference, v, k, ref_idx, ref_val);
+      topk_global(Backend::Cpu, v, k, cpu_idx, cpu_val);
+      SCOPED_TRACE(::testing::Message() << "k " << k);
+      expect_bitwise_equal(ref_idx, ref_val, cpu_idx, cpu_val);
+      EXPECT_EQ(cpu_idx[0], 700000);
+      if (k > 1) EXPECT_EQ(cpu_idx[1], 0);
+    }
+  }
+}
+
 TEST(TopkPerBlock, CpuMatchesReferenceBitwise) {
   struct Case {
     std::int64_t blocks, block_size;
