@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "blas.hpp"
+#include "dct_chunks.hpp"
 #include "lowcomm/core/simd_clones.hpp"
 #include "lowcomm/error.hpp"
 
@@ -331,13 +332,13 @@ inline void join(const float* e, const float* o, std::int64_t c, float* x) {
 
 // One chunk of encode_products (a function of its own so that its loops get SIMD clones).
 LOWCOMM_SIMD_CLONES
+// qc: where the chunk's coefficients go (its blocks, consecutive).
 void encode_chunk(const Chunks& chunks, const HalfBasis* hh, const HalfBasis* hw, std::span<const float> x,
-                  std::span<float> q, std::int64_t chunk, std::vector<float>& a, std::vector<float>& y) {
+                  float* qc, std::int64_t chunk, std::vector<float>& a, std::vector<float>& y) {
   const std::int64_t h = chunks.h, w = chunks.w, cols = chunks.cols;
   const std::int64_t nb = chunks.blocks(chunk);
   const std::int64_t n = nb * w;
   const float* xc = x.data() + chunks.tensor_offset(chunk);
-  float* qc = q.data() + chunks.coefficient_offset(chunk);
   // Stage h: Y = C_h · X (h × n), its rows in even/odd order (split_row).
   const float* stage_h = xc;
   std::int64_t stage_h_stride = cols;
@@ -405,19 +406,19 @@ void encode_products(const BlockLayout& l, std::span<const float> x, std::span<f
     std::vector<float> y(a.size());
 #pragma omp for schedule(static)
     for (std::int64_t chunk = 0; chunk < chunks.count(); ++chunk) {
-      encode_chunk(chunks, hh.get(), hw.get(), x, q, chunk, a, y);
+      encode_chunk(chunks, hh.get(), hw.get(), x, q.data() + chunks.coefficient_offset(chunk), chunk, a, y);
     }
   }
 }
 
 // One chunk of decode_products (a function of its own so that its loops get SIMD clones).
 LOWCOMM_SIMD_CLONES
-void decode_chunk(const Chunks& chunks, const HalfBasis* hh, const HalfBasis* hw, std::span<const float> q,
+// qc: the chunk's coefficients (its blocks, consecutive).
+void decode_chunk(const Chunks& chunks, const HalfBasis* hh, const HalfBasis* hw, const float* qc,
                   std::span<float> x, std::int64_t chunk, std::vector<float>& a, std::vector<float>& y) {
   const std::int64_t h = chunks.h, w = chunks.w, cols = chunks.cols;
   const std::int64_t nb = chunks.blocks(chunk);
   const std::int64_t n = nb * w;
-  const float* qc = q.data() + chunks.coefficient_offset(chunk);
   float* xc = x.data() + chunks.tensor_offset(chunk);
   // Stage h input: row split_row(i) of G (h × n, tensor column order), or the tensor itself
   // when h = 1.
@@ -480,22 +481,76 @@ void decode_products(const BlockLayout& l, std::span<const float> q, std::span<f
     std::vector<float> y(static_cast<std::size_t>(a.size()));
 #pragma omp for schedule(static)
     for (std::int64_t chunk = 0; chunk < chunks.count(); ++chunk) {
-      decode_chunk(chunks, hh.get(), hw.get(), q, x, chunk, a, y);
+      decode_chunk(chunks, hh.get(), hw.get(), q.data() + chunks.coefficient_offset(chunk), x, chunk, a, y);
     }
   }
 }
 
+bool use_loops(const BlockLayout& l) { return l.size() < kProductWork / (l.block_rows + l.block_cols); }
+
 void encode_cpu(const BlockLayout& l, std::span<const float> x, std::span<float> q) {
-  if (l.size() < kProductWork / (l.block_rows + l.block_cols)) return encode_loops(l, x, q);
+  if (use_loops(l)) return encode_loops(l, x, q);
   encode_products(l, x, q);
 }
 
 void decode_cpu(const BlockLayout& l, std::span<const float> q, std::span<float> x) {
-  if (l.size() < kProductWork / (l.block_rows + l.block_cols)) return decode_loops(l, q, x);
+  if (use_loops(l)) return decode_loops(l, q, x);
   decode_products(l, q, x);
 }
 
 }  // namespace
+
+namespace detail {
+
+void dct_encode_chunks(const BlockLayout& l, std::span<const float> x, const ChunkConsumer& consume) {
+  if (use_loops(l)) {
+    std::vector<float> q(static_cast<std::size_t>(l.size()));
+    encode_loops(l, x, q);
+    consume(0, l.blocks(), q.data());
+    return;
+  }
+  const Chunks chunks(l);
+  const std::int64_t h = chunks.h, w = chunks.w;
+  const auto hh = cached_half_basis(h);
+  const auto hw = cached_half_basis(w);
+#pragma omp parallel if (chunks.count() > 1)
+  {
+    std::vector<float> a(static_cast<std::size_t>(h * chunks.per_chunk * w));
+    std::vector<float> y(a.size());
+    std::vector<float> coefficients(a.size());
+#pragma omp for schedule(static)
+    for (std::int64_t chunk = 0; chunk < chunks.count(); ++chunk) {
+      encode_chunk(chunks, hh.get(), hw.get(), x, coefficients.data(), chunk, a, y);
+      consume(chunks.coefficient_offset(chunk) / (h * w), chunks.blocks(chunk), coefficients.data());
+    }
+  }
+}
+
+void dct_decode_chunks(const BlockLayout& l, const ChunkProducer& produce, std::span<float> x) {
+  if (use_loops(l)) {
+    std::vector<float> q(static_cast<std::size_t>(l.size()));
+    produce(0, l.blocks(), q.data());
+    decode_loops(l, q, x);
+    return;
+  }
+  const Chunks chunks(l);
+  const std::int64_t h = chunks.h, w = chunks.w;
+  const auto hh = cached_half_basis(h);
+  const auto hw = cached_half_basis(w);
+#pragma omp parallel if (chunks.count() > 1)
+  {
+    std::vector<float> a(static_cast<std::size_t>(h * chunks.per_chunk * w));
+    std::vector<float> y(a.size());
+    std::vector<float> coefficients(a.size());
+#pragma omp for schedule(static)
+    for (std::int64_t chunk = 0; chunk < chunks.count(); ++chunk) {
+      produce(chunks.coefficient_offset(chunk) / (h * w), chunks.blocks(chunk), coefficients.data());
+      decode_chunk(chunks, hh.get(), hw.get(), coefficients.data(), x, chunk, a, y);
+    }
+  }
+}
+
+}  // namespace detail
 
 std::vector<float> dct_basis(std::int64_t c) {
   std::int64_t elements = 0;

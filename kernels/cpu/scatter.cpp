@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "block_mean.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm::kernels {
@@ -81,33 +82,6 @@ void mean_cpu(std::span<const std::int64_t> indices, std::span<const float> valu
   }
 }
 
-void check_block_pairs(std::int64_t block_size, std::int64_t k, std::span<const BlockPairs> sources,
-                       std::span<const float> out) {
-  if (block_size < 1 || k < 1) {
-    throw Error(fmt::format("{}: block_size {} and k {} must be >= 1", kMeanPerBlock, block_size, k));
-  }
-  const auto size = static_cast<std::int64_t>(out.size());
-  if (size % block_size != 0) {
-    throw Error(fmt::format("{}: out holds {} floats, not a whole number of blocks of {}", kMeanPerBlock, size,
-                            block_size));
-  }
-  const auto pairs = static_cast<std::size_t>(size / block_size * k);
-  for (std::size_t s = 0; s < sources.size(); ++s) {
-    const BlockPairs& source = sources[s];
-    if (source.indices.size() != pairs || source.values.size() != pairs) {
-      throw Error(fmt::format("{}: list {} has {} indices and {} values; {} blocks of {} need {}", kMeanPerBlock,
-                              s, source.indices.size(), source.values.size(), size / block_size, k, pairs));
-    }
-    bool any_bad = false;
-    for (const std::int64_t index : source.indices) any_bad |= index < 0 || index >= block_size;
-    if (!any_bad) continue;
-    const auto bad = std::find_if(source.indices.begin(), source.indices.end(),
-                                  [&](std::int64_t index) { return index < 0 || index >= block_size; });
-    throw Error(fmt::format("{}: list {}: index {} (at position {}) is outside [0, {}), the block size",
-                            kMeanPerBlock, s, *bad, bad - source.indices.begin(), block_size));
-  }
-}
-
 // The definition: the lists concatenated with absolute indices, through scatter_mean.
 void mean_per_block_reference(std::int64_t block_size, std::int64_t k, std::span<const BlockPairs> sources,
                               std::span<float> out) {
@@ -122,10 +96,6 @@ void mean_per_block_reference(std::int64_t block_size, std::int64_t k, std::span
   mean_reference(indices, values, out);
 }
 
-// Block by block: the block's slots are zeroed and summed into in list order (the order
-// scatter_mean applies them in), counts live in a block-sized array that the final walk over
-// the block's pairs returns to zero. No model-sized count array, and each block's output is
-// written while it is in cache.
 void mean_per_block_cpu(std::int64_t block_size, std::int64_t k, std::span<const BlockPairs> sources,
                         std::span<float> out) {
   const std::int64_t blocks = static_cast<std::int64_t>(out.size()) / block_size;
@@ -134,30 +104,70 @@ void mean_per_block_cpu(std::int64_t block_size, std::int64_t k, std::span<const
     std::vector<std::uint32_t> count(static_cast<std::size_t>(block_size), 0);
 #pragma omp for schedule(static)
     for (std::int64_t b = 0; b < blocks; ++b) {
-      float* slots = out.data() + b * block_size;
-      std::fill(slots, slots + block_size, 0.0f);
-      for (const BlockPairs& source : sources) {
-        const std::int64_t* index = source.indices.data() + b * k;
-        const float* value = source.values.data() + b * k;
-        for (std::int64_t p = 0; p < k; ++p) {
-          slots[index[p]] += value[p];
-          ++count[static_cast<std::size_t>(index[p])];
-        }
-      }
-      for (const BlockPairs& source : sources) {
-        const std::int64_t* index = source.indices.data() + b * k;
-        for (std::int64_t p = 0; p < k; ++p) {
-          std::uint32_t& c = count[static_cast<std::size_t>(index[p])];
-          if (c == 0) continue;  // already divided
-          slots[index[p]] = slots[index[p]] / static_cast<float>(c);
-          c = 0;
-        }
-      }
+      detail::mean_of_block(b, block_size, k, sources, out.data() + b * block_size, count.data());
     }
   }
 }
 
 }  // namespace
+
+namespace detail {
+
+void check_block_pairs(std::string_view kernel, std::int64_t block_size, std::int64_t k,
+                       std::span<const BlockPairs> sources, std::int64_t slots) {
+  if (block_size < 1 || k < 1) {
+    throw Error(fmt::format("{}: block_size {} and k {} must be >= 1", kernel, block_size, k));
+  }
+  if (slots % block_size != 0) {
+    throw Error(fmt::format("{}: out holds {} floats, not a whole number of blocks of {}", kernel, slots,
+                            block_size));
+  }
+  const auto pairs = static_cast<std::size_t>(slots / block_size * k);
+  for (std::size_t s = 0; s < sources.size(); ++s) {
+    const BlockPairs& source = sources[s];
+    if (source.indices.size() != pairs || source.values.size() != pairs) {
+      throw Error(fmt::format("{}: list {} has {} indices and {} values; {} blocks of {} need {}", kernel, s,
+                              source.indices.size(), source.values.size(), slots / block_size, k, pairs));
+    }
+    bool any_bad = false;
+    for (const std::int64_t index : source.indices) any_bad |= index < 0 || index >= block_size;
+    if (!any_bad) continue;
+    const auto bad = std::find_if(source.indices.begin(), source.indices.end(),
+                                  [&](std::int64_t index) { return index < 0 || index >= block_size; });
+    throw Error(fmt::format("{}: list {}: index {} (at position {}) is outside [0, {}), the block size", kernel, s,
+                            *bad, bad - source.indices.begin(), block_size));
+  }
+  if (sources.size() * static_cast<std::size_t>(k) > std::numeric_limits<std::uint32_t>::max()) {
+    throw Error(fmt::format("{}: {} lists of {} pairs per block; counts are 32-bit", kernel, sources.size(), k));
+  }
+}
+
+// The block's slots are zeroed and summed into in list order (the order scatter_mean applies
+// them in); the counts, one block's worth, are returned to zero by a final walk over the
+// block's pairs. No model-sized count array, and the block is written while it is in cache.
+void mean_of_block(std::int64_t b, std::int64_t block_size, std::int64_t k, std::span<const BlockPairs> sources,
+                   float* slots, std::uint32_t* count) {
+  std::fill(slots, slots + block_size, 0.0f);
+  for (const BlockPairs& source : sources) {
+    const std::int64_t* index = source.indices.data() + b * k;
+    const float* value = source.values.data() + b * k;
+    for (std::int64_t p = 0; p < k; ++p) {
+      slots[index[p]] += value[p];
+      ++count[index[p]];
+    }
+  }
+  for (const BlockPairs& source : sources) {
+    const std::int64_t* index = source.indices.data() + b * k;
+    for (std::int64_t p = 0; p < k; ++p) {
+      std::uint32_t& c = count[index[p]];
+      if (c == 0) continue;  // already divided
+      slots[index[p]] = slots[index[p]] / static_cast<float>(c);
+      c = 0;
+    }
+  }
+}
+
+}  // namespace detail
 
 void scatter_add(Backend backend, std::span<const std::int64_t> indices,
                  std::span<const float> values, std::span<float> out) {
@@ -187,11 +197,7 @@ void scatter_mean(Backend backend, std::span<const std::int64_t> indices,
 
 void scatter_mean_per_block(Backend backend, std::int64_t block_size, std::int64_t k,
                             std::span<const BlockPairs> sources, std::span<float> out) {
-  check_block_pairs(block_size, k, sources, out);
-  if (sources.size() * static_cast<std::size_t>(k) > std::numeric_limits<std::uint32_t>::max()) {
-    throw Error(fmt::format("{}: {} lists of {} pairs per block; counts are 32-bit", kMeanPerBlock,
-                            sources.size(), k));
-  }
+  detail::check_block_pairs(kMeanPerBlock, block_size, k, sources, static_cast<std::int64_t>(out.size()));
   switch (backend) {
     case Backend::Reference: return mean_per_block_reference(block_size, k, sources, out);
     case Backend::Cpu: return mean_per_block_cpu(block_size, k, sources, out);

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "block_topk.hpp"
 #include "lowcomm/core/simd_clones.hpp"
 #include "lowcomm/error.hpp"
 
@@ -166,18 +167,36 @@ void select_range(std::span<const float> values, std::int64_t begin, std::int64_
   std::sort(candidates.begin(), candidates.end(), comes_before);
 }
 
+}  // namespace
+
+namespace detail {
+
+struct BlockSelector::Buffers {
+  SelectScratch scratch;
+};
+
+BlockSelector::BlockSelector() : buffers_(std::make_unique<Buffers>()) {}
+BlockSelector::~BlockSelector() = default;
+
+void BlockSelector::select(std::span<const float> block, std::int64_t k, std::int64_t* indices, float* selected) {
+  select_range(block, 0, static_cast<std::int64_t>(block.size()), k, buffers_->scratch);
+  write_selection(block, buffers_->scratch.candidates, indices, selected);
+}
+
+}  // namespace detail
+
+namespace {
+
 void per_block_cpu(std::span<const float> values, std::int64_t block_size, std::int64_t k,
                    std::span<std::int64_t> indices, std::span<float> selected) {
   const std::int64_t blocks = static_cast<std::int64_t>(values.size()) / block_size;
 #pragma omp parallel if (static_cast<std::int64_t>(values.size()) > kParallelElements)
   {
-    SelectScratch scratch;
+    detail::BlockSelector selector;
 #pragma omp for schedule(static)
     for (std::int64_t b = 0; b < blocks; ++b) {
-      const auto block = values.subspan(static_cast<std::size_t>(b * block_size),
-                                        static_cast<std::size_t>(block_size));
-      select_range(block, 0, block_size, k, scratch);
-      write_selection(block, scratch.candidates, indices.data() + b * k, selected.data() + b * k);
+      selector.select(values.subspan(static_cast<std::size_t>(b * block_size), static_cast<std::size_t>(block_size)),
+                      k, indices.data() + b * k, selected.data() + b * k);
     }
   }
 }

@@ -2,6 +2,7 @@
 target_sources(lowcomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/blocks.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dct.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dct_topk.cpp
   ${CMAKE_CURRENT_LIST_DIR}/topk.cpp
   ${CMAKE_CURRENT_LIST_DIR}/scatter.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sign.cpp)

@@ -6,6 +6,7 @@ lowcomm_add_unit_test(kernels_transform_test
   SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/blocks_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/dct_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/dct_topk_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/topk_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/scatter_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/sign_test.cpp

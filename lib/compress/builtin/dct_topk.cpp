@@ -14,11 +14,10 @@
 #include "builtins.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/blocks.hpp"
-#include "lowcomm/kernels/dct.hpp"
+#include "lowcomm/kernels/dct_topk.hpp"
 #include "lowcomm/kernels/float16.hpp"
 #include "lowcomm/kernels/pack.hpp"
 #include "lowcomm/kernels/scatter.hpp"
-#include "lowcomm/kernels/topk.hpp"
 
 namespace lowcomm::builtin {
 
@@ -39,13 +38,11 @@ class DctTopK final : public Compressor {
   Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override {
     const Plan plan = plan_of(unit);
     Buffers& buffers = scratch.get_or_create<Buffers>();
-    buffers.coefficients.resize(gradient.size());
-    kernels::dct_encode_blocks(unit.execution.backend, plan.layout, gradient, buffers.coefficients);
     Selection& selection = buffers.selection;
     selection.indices.resize(plan.selected());
     selection.values.resize(plan.selected());
-    kernels::topk_per_block(unit.execution.backend, buffers.coefficients, plan.layout.block_size(), plan.k,
-                            selection.indices, selection.values);
+    kernels::dct_topk_per_block(unit.execution.backend, plan.layout, gradient, plan.k, selection.indices,
+                                selection.values);
     std::vector<std::byte> payload(plan.payload_bytes());
     const auto [index_part, value_part] = split(std::span(payload), plan);
     kernels::pack_indices(unit.execution.backend, selection.indices, plan.index_width, index_part);
@@ -83,10 +80,7 @@ class DctTopK final : public Compressor {
       }
       sources.push_back({indices, values});
     }
-    buffers.coefficients.resize(aggregate.size());
-    kernels::scatter_mean_per_block(unit.execution.backend, plan.layout.block_size(), plan.k, sources,
-                                    buffers.coefficients);
-    kernels::dct_decode_blocks(unit.execution.backend, plan.layout, buffers.coefficients, aggregate);
+    kernels::scatter_mean_dct_decode(unit.execution.backend, plan.layout, plan.k, sources, aggregate);
     return std::nullopt;
   }
 
@@ -94,15 +88,11 @@ class DctTopK final : public Compressor {
   void transmitted(const UnitContext& unit, std::span<const float>, const UnitScratch& scratch,
                    std::span<float> out) const override {
     const Plan plan = plan_of(unit);
-    const Buffers& buffers = scratch.get<Buffers>();
-    const Selection& selection = buffers.selection;
-    std::vector<std::int64_t>& flat = buffers.transmitted_indices;
-    flat.assign(selection.indices.begin(), selection.indices.end());
-    to_flat(flat, plan);
-    std::vector<float>& coefficients = buffers.coefficients;
-    coefficients.assign(out.size(), 0.0f);
-    kernels::scatter_add(unit.execution.backend, flat, selection.values, coefficients);
-    kernels::dct_decode_blocks(unit.execution.backend, plan.layout, coefficients, out);
+    // The mean over one list of distinct indices is each value itself (0 + v, then / 1): the
+    // scatter into zeros that DeMo's own estimate is.
+    const Selection& selection = scratch.get<Buffers>().selection;
+    const std::vector<kernels::BlockPairs> own = {{selection.indices, selection.values}};
+    kernels::scatter_mean_dct_decode(unit.execution.backend, plan.layout, plan.k, own, out);
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
@@ -126,15 +116,10 @@ class DctTopK final : public Compressor {
     std::vector<std::int64_t> indices;  // within their block
     std::vector<float> values;          // unquantised
   };
-  // Kept from step to step, so that no call pays for fresh pages (a 50304x768 tensor's
-  // coefficients are 155 MB: allocating them each call cost more than the transform).
+  // Kept from step to step, so that no call pays for fresh pages.
   struct Buffers {
-    Selection selection;  // encode's, for transmitted
-    // Workspaces, whose contents no later call reads: mutable, so that the const `transmitted`
-    // reuses them too.
-    mutable std::vector<float> coefficients;  // the unit's DCT coefficients (encode, decode, transmitted)
-    mutable std::vector<std::int64_t> transmitted_indices;  // the selection as coefficient indices
-    std::vector<std::int64_t> received_indices;             // every rank's, within their blocks
+    Selection selection;                         // encode's, for transmitted
+    std::vector<std::int64_t> received_indices;  // every rank's, within their blocks
     std::vector<float> received_values;
   };
 
@@ -150,13 +135,6 @@ class DctTopK final : public Compressor {
   template <class Byte>
   static std::pair<std::span<Byte>, std::span<Byte>> split(std::span<Byte> payload, const Plan& plan) {
     return {payload.first(plan.index_bytes()), payload.subspan(plan.index_bytes())};
-  }
-
-  // Entry j of a payload belongs to block j / k: in-block index → index into the coefficients.
-  static void to_flat(std::span<std::int64_t> indices, const Plan& plan) {
-    for (std::size_t j = 0; j < indices.size(); ++j) {
-      indices[j] += static_cast<std::int64_t>(j) / plan.k * plan.layout.block_size();
-    }
   }
 
   std::int64_t k_;
