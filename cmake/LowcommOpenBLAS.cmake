@@ -5,12 +5,10 @@
 # the two pools fight over the cores: measured 1.7× slower per GPT-2 step on 2 cores. Debian
 # installs the variants side by side (libopenblas-openmp-dev: .../openblas-openmp/); otherwise
 # pkg-config's openblas (whatever variant it selects), else the library by name. Sets LOWCOMM_OPENBLAS_FOUND, LOWCOMM_OPENBLAS_LIBRARIES, LOWCOMM_OPENBLAS_INCLUDE_DIRS.
-# Without it the kernels fall back to Eigen (LOWCOMM_WITH_OPENBLAS=OFF forces that).
-set(LOWCOMM_WITH_OPENBLAS "AUTO" CACHE STRING "OpenBLAS for the CPU kernels' GEMMs: AUTO, ON, OFF")
-set_property(CACHE LOWCOMM_WITH_OPENBLAS PROPERTY STRINGS AUTO ON OFF)
+# Included by LowcommBLAS.cmake, which decides what happens when it is not found.
 
 set(LOWCOMM_OPENBLAS_FOUND FALSE)
-if(NOT LOWCOMM_WITH_OPENBLAS STREQUAL "OFF")
+if(TRUE)
   find_library(LOWCOMM_OPENBLAS_OPENMP_LIBRARY NAMES openblas NO_DEFAULT_PATH
                PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp)
   find_path(LOWCOMM_OPENBLAS_OPENMP_INCLUDE_DIR cblas.h NO_DEFAULT_PATH
@@ -37,10 +35,5 @@ if(NOT LOWCOMM_WITH_OPENBLAS STREQUAL "OFF")
   endif()
   if(LOWCOMM_OPENBLAS_LIBRARIES)
     set(LOWCOMM_OPENBLAS_FOUND TRUE)
-    message(STATUS "lowcomm: OpenBLAS for the CPU kernels' GEMMs: ${LOWCOMM_OPENBLAS_LIBRARIES}")
-  elseif(LOWCOMM_WITH_OPENBLAS STREQUAL "ON")
-    message(FATAL_ERROR "LOWCOMM_WITH_OPENBLAS=ON but OpenBLAS was not found (apt-get install libopenblas-dev)")
-  else()
-    message(STATUS "lowcomm: OpenBLAS not found; the CPU kernels' GEMMs use Eigen")
   endif()
 endif()

@@ -2,6 +2,7 @@
 # Every test, twice: in the release build, and in the debug build under AddressSanitizer and
 # UndefinedBehaviorSanitizer. Installs dependencies and builds first. CTest runs unit tests, MPI
 # tests at 1-4 ranks, the CLI tests and an outside project built against the installed package.
+# After the release tests, the LOWCOMM_BLAS=FindBLAS configuration (scripts/check-blas-findblas.sh).
 # `bash scripts/test.sh release` (or `debug`) runs one of the two.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,4 +13,8 @@ for preset in "${presets[@]}"; do
   echo "== build and test: $preset =="
   bash scripts/build.sh "$preset"
   ctest --preset "$preset"
+  if [ "$preset" = release ]; then
+    echo "== LOWCOMM_BLAS=FindBLAS: configure, build and run the GEMM tests =="
+    bash scripts/check-blas-findblas.sh
+  fi
 done

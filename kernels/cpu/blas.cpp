@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <atomic>
 
-#ifdef LOWCOMM_HAVE_OPENBLAS
+#ifdef LOWCOMM_HAVE_CBLAS
 #include <cblas.h>
 #else
 #include <Eigen/Core>
@@ -13,9 +13,12 @@
 
 namespace lowcomm::kernels::detail {
 
-#ifdef LOWCOMM_HAVE_OPENBLAS
+#ifdef LOWCOMM_HAVE_CBLAS
 
 namespace {
+
+#ifdef LOWCOMM_HAVE_OPENBLAS
+using BlasInt = blasint;
 
 // OpenBLAS keeps its own thread pool (the pthread build) or uses OpenMP's (the OpenMP build).
 // Either way it must use as many threads as our OpenMP loops and no more: two pools of all the
@@ -28,6 +31,12 @@ void match_blas_threads() {
     configured.store(threads);
   }
 }
+#else
+// Another CBLAS (LOWCOMM_BLAS=FindBLAS: MKL, BLIS, a site's BLAS) threads as its own settings say
+// (MKL_NUM_THREADS, BLIS_NUM_THREADS, ...): set them to the rank's compute.threads.
+using BlasInt = int;
+void match_blas_threads() {}
+#endif
 
 }  // namespace
 
@@ -39,13 +48,17 @@ void sgemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, s
   // takes as many threads as our loops would.
   if (omp_in_parallel() == 0) match_blas_threads();
   // BLAS wants every leading dimension >= 1 even for an empty matrix.
-  const auto ld = [](std::int64_t stride) { return static_cast<blasint>(std::max<std::int64_t>(1, stride)); };
+  const auto ld = [](std::int64_t stride) { return static_cast<BlasInt>(std::max<std::int64_t>(1, stride)); };
   cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
-              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, ld(lda), b,
+              static_cast<BlasInt>(m), static_cast<BlasInt>(n), static_cast<BlasInt>(k), alpha, a, ld(lda), b,
               ld(ldb), beta, c, ld(ldc));
 }
 
+#ifdef LOWCOMM_HAVE_OPENBLAS
 const char* sgemm_provider() { return openblas_get_config(); }
+#else
+const char* sgemm_provider() { return "CBLAS " LOWCOMM_CBLAS_LIBRARIES; }
+#endif
 
 #else
 

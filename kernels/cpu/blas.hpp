@@ -1,8 +1,9 @@
 #pragma once
 // The one matrix product of the CPU kernels: every Cpu GEMM (kernels::gemm, so PowerSGD's
-// products; the block DCT's products; the transformer's linear layers) goes through here. With OpenBLAS found at
-// configure time (cmake/LowcommOpenBLAS.cmake) this is cblas_sgemm on OpenMP's threads; without,
-// Eigen's product. Only blas.cpp sees cblas.h.
+// products; the block DCT's products; the transformer's linear layers) goes through here: the
+// BLAS chosen at configure time (cmake/LowcommBLAS.cmake: OpenBLAS on OpenMP's threads by
+// default, or MKL, BLIS or a site's CBLAS through FindBLAS), else Eigen's product. Only blas.cpp
+// sees cblas.h.
 // Arguments are not checked here: the callers' kernels check their shapes.
 #include <cstdint>
 
@@ -12,8 +13,10 @@ namespace lowcomm::kernels::detail {
 // transposed; op(B) is k × n, stored n × k when transposed. lda, ldb, ldc are the stored matrices'
 // row strides (at least their column counts). beta = 0 ignores C's contents.
 // Inside an active OpenMP parallel region the product runs on the calling thread alone, and its
-// bits never depend on the thread count: both providers split a product between threads by rows
-// and columns of C only, never along k, and block k by sizes alone. (tests/kernels checks it.)
+// bits never depend on the thread count: OpenBLAS and Eigen split a product between threads by
+// rows and columns of C only, never along k, and block k by sizes alone (tests/kernels checks
+// it). Another CBLAS may not promise either (MKL needs MKL_CBWR for reproducible bits); a build
+// with one says so in `lowcomm info`, and its reproducibility is the site's to check.
 void sgemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
            const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
            std::int64_t ldc);
