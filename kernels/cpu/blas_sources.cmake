@@ -1,6 +1,6 @@
-# The one matrix product of the CPU kernels (blas.hpp), on the BLAS LowcommBLAS.cmake chose.
+# The one matrix product of the CPU kernels (blas.hpp), on the BLAS LowcommBLAS.cmake chose
+# (included by the top-level CMakeLists.txt).
 target_sources(lowcomm PRIVATE ${CMAKE_CURRENT_LIST_DIR}/blas.cpp)
-include(LowcommBLAS)
 if(NOT LOWCOMM_BLAS_KIND STREQUAL "Eigen")
   # Only blas.cpp sees cblas.h: nothing else in lowcomm depends on which BLAS is installed.
   string(REPLACE ";" " " blas_description "${LOWCOMM_BLAS_LIBRARIES}")
