@@ -167,8 +167,9 @@ void CompressedAllReduce::exchange(std::vector<std::optional<Message>>& messages
     const std::size_t begin = summed.size();
     for (std::size_t u = 0; u < messages.size(); ++u) {
       if (!messages[u] || messages[u]->exchange != Exchange::Sum || messages[u]->wire != wire) continue;
-      sum_ranges[u] = {summed.size(), messages[u]->values.size()};
-      summed.insert(summed.end(), messages[u]->values.begin(), messages[u]->values.end());
+      const std::span<const float> values = messages[u]->sum_values();
+      sum_ranges[u] = {summed.size(), values.size()};
+      summed.insert(summed.end(), values.begin(), values.end());
     }
     const std::span<float> range = std::span<float>(summed).subspan(begin);
     if (range.empty()) continue;

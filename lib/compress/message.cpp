@@ -10,6 +10,14 @@ Message Message::sum(std::vector<float> values, kernels::ValueType wire) {
   return m;
 }
 
+Message Message::sum_view(std::span<const float> values, kernels::ValueType wire) {
+  Message m;
+  m.exchange = Exchange::Sum;
+  m.borrowed = values;
+  m.wire = wire;
+  return m;
+}
+
 Message Message::gather(std::vector<std::byte> bytes) {
   Message m;
   m.exchange = Exchange::GatherBytes;
@@ -18,7 +26,7 @@ Message Message::gather(std::vector<std::byte> bytes) {
 }
 
 std::uint64_t Message::wire_bytes() const {
-  return exchange == Exchange::Sum ? values.size() * kernels::value_bytes(wire) : bytes.size();
+  return exchange == Exchange::Sum ? sum_values().size() * kernels::value_bytes(wire) : bytes.size();
 }
 
 }  // namespace lowcomm

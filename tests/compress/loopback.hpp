@@ -46,10 +46,11 @@ inline std::vector<std::vector<float>> loopback_unit(std::span<const std::unique
         kernels::encode_values(values, wire, bytes);
         kernels::decode_values(bytes, wire, values);
       };
-      sum.assign(messages[0]->values.size(), 0.0f);
+      sum.assign(messages[0]->sum_values().size(), 0.0f);
       for (int w = 0; w < world; ++w) {
-        if (messages[w]->values.size() != sum.size()) throw Error("loopback: ranks sent sums of different sizes");
-        std::vector<float> mine = messages[w]->values;
+        const std::span<const float> sent = messages[w]->sum_values();
+        if (sent.size() != sum.size()) throw Error("loopback: ranks sent sums of different sizes");
+        std::vector<float> mine(sent.begin(), sent.end());
         round_to_wire(mine);
         for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += mine[i];
         round_to_wire(sum);

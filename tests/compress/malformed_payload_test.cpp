@@ -79,7 +79,7 @@ TEST_P(EveryDecoder, SurvivesMalformedPayloads) {
           for (int w = 0; w < world; ++w) payloads.push_back(w == m % world ? mutate(message.bytes, random) : message.bytes);
           for (const auto& p : payloads) received.gathered.emplace_back(p);
         } else {
-          sum = message.values;
+          sum.assign(message.sum_values().begin(), message.sum_values().end());
           sum.resize(std::uniform_int_distribution<std::size_t>(0, sum.size() + 3)(random));
           received.sum = sum;
         }
@@ -92,10 +92,10 @@ TEST_P(EveryDecoder, SurvivesMalformedPayloads) {
         // Multi-round compressors: a valid round 0, then a malformed round 1.
         if (compressor->aggregation() != Aggregation::MultiRound || message.exchange != Exchange::Sum) continue;
         compressor->encode(unit, gradient, scratch);
-        std::vector<float> valid = message.values;
+        std::vector<float> valid(message.sum_values().begin(), message.sum_values().end());
         const auto next = compressor->decode(unit, 0, Received{.sum = valid}, scratch, aggregate);
         if (!next) continue;
-        std::vector<float> wrong = next->values;
+        std::vector<float> wrong(next->sum_values().begin(), next->sum_values().end());
         wrong.resize(std::uniform_int_distribution<std::size_t>(0, wrong.size() + 3)(random));
         try {
           compressor->decode(unit, 1, Received{.sum = wrong}, scratch, aggregate);

@@ -79,9 +79,9 @@ TEST(PowerSgdOptions, OrthogonalizedQBeforeEveryUse) {
       }
       // Finish the step (one rank: the sums are the messages) so that Q is kept for the next.
       std::vector<float> out(64);
-      const auto second = ranks[0]->decode(unit, 0, Received{.sum = p.values}, scratch, out);
+      const auto second = ranks[0]->decode(unit, 0, Received{.sum = p.sum_values()}, scratch, out);
       ASSERT_TRUE(second.has_value());
-      EXPECT_FALSE(ranks[0]->decode(unit, 1, Received{.sum = second->values}, scratch, out).has_value());
+      EXPECT_FALSE(ranks[0]->decode(unit, 1, Received{.sum = second->sum_values()}, scratch, out).has_value());
     }
   }
 }

@@ -18,14 +18,21 @@ enum class Exchange : std::uint8_t {
 
 struct Message {
   Exchange exchange = Exchange::Sum;
-  std::vector<float> values;     // Sum
+  // Sum: the values, owned (`values`) or, for a message made by sum_view, borrowed (`borrowed`,
+  // which must stay valid until the exchange returns: the gradient given to encode does).
+  // sum_values() is whichever the message has.
+  std::vector<float> values;
+  std::span<const float> borrowed;
   // Sum: the type the values travel and are summed in. fp16 and bf16 halve the bytes; each
   // partial sum is rounded to that type, as an all-reduce in half precision does on a GPU.
   kernels::ValueType wire = kernels::ValueType::F32;
   std::vector<std::byte> bytes;  // GatherBytes
 
   static Message sum(std::vector<float> values, kernels::ValueType wire = kernels::ValueType::F32);
+  // A Sum of values the message does not copy (`none` sends the gradient itself this way).
+  static Message sum_view(std::span<const float> values, kernels::ValueType wire = kernels::ValueType::F32);
   static Message gather(std::vector<std::byte> bytes);
+  std::span<const float> sum_values() const { return values.empty() ? borrowed : std::span<const float>(values); }
   std::uint64_t wire_bytes() const;  // what this rank contributes to the collective
 };
 

@@ -23,7 +23,7 @@ class NoCompression final : public Compressor {
   bool supports(Granularity) const override { return true; }
 
   Message encode(const UnitContext&, std::span<const float> gradient, UnitScratch&) override {
-    return Message::sum({gradient.begin(), gradient.end()}, wire_);
+    return Message::sum_view(gradient, wire_);  // valid until the last decode (compressor.hpp)
   }
 
   std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch&,
