@@ -330,9 +330,9 @@ inline void join(const float* e, const float* o, std::int64_t c, float* x) {
   if (c % 2 == 1) x[no] = e[no];
 }
 
-// One chunk of encode_products (a function of its own so that its loops get SIMD clones).
+// One chunk of the encode (a function of its own so that its loops get SIMD clones); qc: where
+// the chunk's coefficients go (its blocks, consecutive).
 LOWCOMM_SIMD_CLONES
-// qc: where the chunk's coefficients go (its blocks, consecutive).
 void encode_chunk(const Chunks& chunks, const HalfBasis* hh, const HalfBasis* hw, std::span<const float> x,
                   float* qc, std::int64_t chunk, std::vector<float>& a, std::vector<float>& y) {
   const std::int64_t h = chunks.h, w = chunks.w, cols = chunks.cols;
@@ -395,25 +395,40 @@ void encode_chunk(const Chunks& chunks, const HalfBasis* hh, const HalfBasis* hw
   }
 }
 
-void encode_products(const BlockLayout& l, std::span<const float> x, std::span<float> q) {
-  const Chunks chunks(l);
-  const std::int64_t h = chunks.h, w = chunks.w;
-  const auto hh = cached_half_basis(h);
-  const auto hw = cached_half_basis(w);
+// A layout's chunks and half bases, and a loop over the chunks on the OpenMP threads: body(chunk,
+// a, y, local) with the thread's scratch (a, y) and, when `with_local` is set, a chunk-sized
+// buffer of coefficients of its own (for the chunk-streaming kernels).
+struct ChunkedTransform {
+  Chunks chunks;
+  std::shared_ptr<const HalfBasis> hh, hw;
+  explicit ChunkedTransform(const BlockLayout& l)
+      : chunks(l), hh(cached_half_basis(chunks.h)), hw(cached_half_basis(chunks.w)) {}
+
+  template <class Body>
+  void for_each_chunk(bool with_local, const Body& body) const {
+    const auto size = static_cast<std::size_t>(chunks.h * chunks.per_chunk * chunks.w);
 #pragma omp parallel if (chunks.count() > 1)
-  {
-    std::vector<float> a(static_cast<std::size_t>(h * chunks.per_chunk * w));
-    std::vector<float> y(a.size());
+    {
+      std::vector<float> a(size), y(size), local(with_local ? size : 0);
 #pragma omp for schedule(static)
-    for (std::int64_t chunk = 0; chunk < chunks.count(); ++chunk) {
-      encode_chunk(chunks, hh.get(), hw.get(), x, q.data() + chunks.coefficient_offset(chunk), chunk, a, y);
+      for (std::int64_t chunk = 0; chunk < chunks.count(); ++chunk) body(chunk, a, y, local.data());
     }
   }
+  std::int64_t first_block(std::int64_t chunk) const {
+    return chunks.coefficient_offset(chunk) / (chunks.h * chunks.w);
+  }
+};
+
+void encode_products(const BlockLayout& l, std::span<const float> x, std::span<float> q) {
+  const ChunkedTransform t(l);
+  t.for_each_chunk(false, [&](std::int64_t chunk, std::vector<float>& a, std::vector<float>& y, float*) {
+    encode_chunk(t.chunks, t.hh.get(), t.hw.get(), x, q.data() + t.chunks.coefficient_offset(chunk), chunk, a, y);
+  });
 }
 
-// One chunk of decode_products (a function of its own so that its loops get SIMD clones).
+// One chunk of the decode (a function of its own so that its loops get SIMD clones); qc: the
+// chunk's coefficients (its blocks, consecutive).
 LOWCOMM_SIMD_CLONES
-// qc: the chunk's coefficients (its blocks, consecutive).
 void decode_chunk(const Chunks& chunks, const HalfBasis* hh, const HalfBasis* hw, const float* qc,
                   std::span<float> x, std::int64_t chunk, std::vector<float>& a, std::vector<float>& y) {
   const std::int64_t h = chunks.h, w = chunks.w, cols = chunks.cols;
@@ -471,19 +486,10 @@ void decode_chunk(const Chunks& chunks, const HalfBasis* hh, const HalfBasis* hw
 }
 
 void decode_products(const BlockLayout& l, std::span<const float> q, std::span<float> x) {
-  const Chunks chunks(l);
-  const std::int64_t h = chunks.h, w = chunks.w;
-  const auto hh = cached_half_basis(h);
-  const auto hw = cached_half_basis(w);
-#pragma omp parallel if (chunks.count() > 1)
-  {
-    std::vector<float> a(static_cast<std::size_t>(h * chunks.per_chunk * w));
-    std::vector<float> y(static_cast<std::size_t>(a.size()));
-#pragma omp for schedule(static)
-    for (std::int64_t chunk = 0; chunk < chunks.count(); ++chunk) {
-      decode_chunk(chunks, hh.get(), hw.get(), q.data() + chunks.coefficient_offset(chunk), x, chunk, a, y);
-    }
-  }
+  const ChunkedTransform t(l);
+  t.for_each_chunk(false, [&](std::int64_t chunk, std::vector<float>& a, std::vector<float>& y, float*) {
+    decode_chunk(t.chunks, t.hh.get(), t.hw.get(), q.data() + t.chunks.coefficient_offset(chunk), x, chunk, a, y);
+  });
 }
 
 bool use_loops(const BlockLayout& l) { return l.size() < kProductWork / (l.block_rows + l.block_cols); }
@@ -509,21 +515,11 @@ void dct_encode_chunks(const BlockLayout& l, std::span<const float> x, const Chu
     consume(0, l.blocks(), q.data());
     return;
   }
-  const Chunks chunks(l);
-  const std::int64_t h = chunks.h, w = chunks.w;
-  const auto hh = cached_half_basis(h);
-  const auto hw = cached_half_basis(w);
-#pragma omp parallel if (chunks.count() > 1)
-  {
-    std::vector<float> a(static_cast<std::size_t>(h * chunks.per_chunk * w));
-    std::vector<float> y(a.size());
-    std::vector<float> coefficients(a.size());
-#pragma omp for schedule(static)
-    for (std::int64_t chunk = 0; chunk < chunks.count(); ++chunk) {
-      encode_chunk(chunks, hh.get(), hw.get(), x, coefficients.data(), chunk, a, y);
-      consume(chunks.coefficient_offset(chunk) / (h * w), chunks.blocks(chunk), coefficients.data());
-    }
-  }
+  const ChunkedTransform t(l);
+  t.for_each_chunk(true, [&](std::int64_t chunk, std::vector<float>& a, std::vector<float>& y, float* local) {
+    encode_chunk(t.chunks, t.hh.get(), t.hw.get(), x, local, chunk, a, y);
+    consume(t.first_block(chunk), t.chunks.blocks(chunk), local);
+  });
 }
 
 void dct_decode_chunks(const BlockLayout& l, const ChunkProducer& produce, std::span<float> x) {
@@ -533,21 +529,11 @@ void dct_decode_chunks(const BlockLayout& l, const ChunkProducer& produce, std::
     decode_loops(l, q, x);
     return;
   }
-  const Chunks chunks(l);
-  const std::int64_t h = chunks.h, w = chunks.w;
-  const auto hh = cached_half_basis(h);
-  const auto hw = cached_half_basis(w);
-#pragma omp parallel if (chunks.count() > 1)
-  {
-    std::vector<float> a(static_cast<std::size_t>(h * chunks.per_chunk * w));
-    std::vector<float> y(a.size());
-    std::vector<float> coefficients(a.size());
-#pragma omp for schedule(static)
-    for (std::int64_t chunk = 0; chunk < chunks.count(); ++chunk) {
-      produce(chunks.coefficient_offset(chunk) / (h * w), chunks.blocks(chunk), coefficients.data());
-      decode_chunk(chunks, hh.get(), hw.get(), coefficients.data(), x, chunk, a, y);
-    }
-  }
+  const ChunkedTransform t(l);
+  t.for_each_chunk(true, [&](std::int64_t chunk, std::vector<float>& a, std::vector<float>& y, float* local) {
+    produce(t.first_block(chunk), t.chunks.blocks(chunk), local);
+    decode_chunk(t.chunks, t.hh.get(), t.hw.get(), local, x, chunk, a, y);
+  });
 }
 
 }  // namespace detail
