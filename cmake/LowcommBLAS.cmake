@@ -4,15 +4,18 @@
 #   OpenBLAS  the same, but an error when OpenBLAS is missing
 #   FindBLAS  CMake's FindBLAS: the vendor BLA_VENDOR names (Intel10_64lp or Intel10_64lp_seq for
 #             MKL, FLAME for BLIS, OpenBLAS, Generic, ...; unset: FindBLAS's own search), plus a
-#             cblas.h (searched for, or LOWCOMM_CBLAS_INCLUDE_DIR) - a cluster's site BLAS
+#             cblas.h or MKL's mkl_cblas.h (searched for, or in LOWCOMM_CBLAS_INCLUDE_DIR) - a
+#             cluster's site BLAS. Only 32-bit-integer (LP64) interfaces: blas.cpp passes int.
 #   Eigen     no BLAS: Eigen's product
-# Sets LOWCOMM_BLAS_KIND (OpenBLAS, CBLAS or Eigen), LOWCOMM_BLAS_LIBRARIES, LOWCOMM_BLAS_INCLUDE_DIRS.
+# Sets LOWCOMM_BLAS_KIND (OpenBLAS, CBLAS or Eigen), LOWCOMM_BLAS_LIBRARIES, LOWCOMM_BLAS_INCLUDE_DIRS
+# and LOWCOMM_CBLAS_HEADER (the header to include).
 set(LOWCOMM_BLAS "AUTO" CACHE STRING "BLAS for the CPU kernels' matrix products: AUTO, OpenBLAS, FindBLAS, Eigen")
 set_property(CACHE LOWCOMM_BLAS PROPERTY STRINGS AUTO OpenBLAS FindBLAS Eigen)
 
 set(LOWCOMM_BLAS_KIND Eigen)
 set(LOWCOMM_BLAS_LIBRARIES "")
 set(LOWCOMM_BLAS_INCLUDE_DIRS "")
+set(LOWCOMM_CBLAS_HEADER cblas.h)
 if(LOWCOMM_BLAS STREQUAL "AUTO" OR LOWCOMM_BLAS STREQUAL "OpenBLAS")
   include(LowcommOpenBLAS)
   if(LOWCOMM_OPENBLAS_FOUND)
@@ -24,6 +27,11 @@ if(LOWCOMM_BLAS STREQUAL "AUTO" OR LOWCOMM_BLAS STREQUAL "OpenBLAS")
                         "or use LOWCOMM_BLAS=FindBLAS with BLA_VENDOR for another BLAS")
   endif()
 elseif(LOWCOMM_BLAS STREQUAL "FindBLAS")
+  string(TOLOWER "${BLA_VENDOR}" vendor)
+  if(vendor MATCHES "ilp" OR "${BLA_SIZEOF_INTEGER}" STREQUAL "8")
+    message(FATAL_ERROR "LOWCOMM_BLAS=FindBLAS: BLA_VENDOR=${BLA_VENDOR} is a 64-bit-integer (ILP64) interface; "
+                        "lowcomm calls the 32-bit one: use the LP64 variant (e.g. Intel10_64lp)")
+  endif()
   find_package(BLAS REQUIRED)
   set(LOWCOMM_CBLAS_INCLUDE_DIR "" CACHE PATH "directory holding the BLAS's cblas.h (LOWCOMM_BLAS=FindBLAS)")
   if(NOT LOWCOMM_CBLAS_INCLUDE_DIR)
@@ -31,8 +39,13 @@ elseif(LOWCOMM_BLAS STREQUAL "FindBLAS")
               HINTS ENV MKLROOT ENV BLIS_HOME PATH_SUFFIXES include include/blis blis)
     set(LOWCOMM_CBLAS_INCLUDE_DIR "${LOWCOMM_CBLAS_HEADER_DIR}")
   endif()
-  if(NOT LOWCOMM_CBLAS_INCLUDE_DIR OR NOT (EXISTS "${LOWCOMM_CBLAS_INCLUDE_DIR}/cblas.h"))
-    message(FATAL_ERROR "LOWCOMM_BLAS=FindBLAS found ${BLAS_LIBRARIES} but no cblas.h: set LOWCOMM_CBLAS_INCLUDE_DIR")
+  if(EXISTS "${LOWCOMM_CBLAS_INCLUDE_DIR}/cblas.h")
+    set(LOWCOMM_CBLAS_HEADER cblas.h)
+  elseif(EXISTS "${LOWCOMM_CBLAS_INCLUDE_DIR}/mkl_cblas.h")
+    set(LOWCOMM_CBLAS_HEADER mkl_cblas.h)
+  else()
+    message(FATAL_ERROR "LOWCOMM_BLAS=FindBLAS found ${BLAS_LIBRARIES} but no cblas.h or mkl_cblas.h: "
+                        "set LOWCOMM_CBLAS_INCLUDE_DIR to the directory that holds it")
   endif()
   set(LOWCOMM_BLAS_KIND CBLAS)
   set(LOWCOMM_BLAS_LIBRARIES ${BLAS_LIBRARIES})

@@ -6,7 +6,7 @@
 #include <atomic>
 
 #ifdef LOWCOMM_HAVE_CBLAS
-#include <cblas.h>
+#include LOWCOMM_CBLAS_HEADER  // cblas.h, or MKL's mkl_cblas.h (cmake/LowcommBLAS.cmake)
 #else
 #include <Eigen/Core>
 #endif
@@ -33,7 +33,8 @@ void match_blas_threads() {
 }
 #else
 // Another CBLAS (LOWCOMM_BLAS=FindBLAS: MKL, BLIS, a site's BLAS) threads as its own settings say
-// (MKL_NUM_THREADS, BLIS_NUM_THREADS, ...): set them to the rank's compute.threads.
+// (MKL_NUM_THREADS, BLIS_NUM_THREADS, ...): set them to the rank's compute.threads. Its LP64
+// interface takes int (configure refuses ILP64 vendors).
 using BlasInt = int;
 void match_blas_threads() {}
 #endif

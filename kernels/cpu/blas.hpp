@@ -12,11 +12,12 @@ namespace lowcomm::kernels::detail {
 // C (m × n) ← alpha · op(A) · op(B) + beta · C, all row-major; op(A) is m × k, stored k × m when
 // transposed; op(B) is k × n, stored n × k when transposed. lda, ldb, ldc are the stored matrices'
 // row strides (at least their column counts). beta = 0 ignores C's contents.
-// Inside an active OpenMP parallel region the product runs on the calling thread alone, and its
-// bits never depend on the thread count: OpenBLAS and Eigen split a product between threads by
-// rows and columns of C only, never along k, and block k by sizes alone (tests/kernels checks
-// it). Another CBLAS may not promise either (MKL needs MKL_CBWR for reproducible bits); a build
-// with one says so in `lowcomm info`, and its reproducibility is the site's to check.
+// Inside an active OpenMP parallel region OpenBLAS's OpenMP build and Eigen run the product on
+// the calling thread alone (OpenBLAS's pthread build, which AUTO falls back to, does not check).
+// Bits: the same run after run at one thread count. Across thread counts they can differ once
+// k exceeds the BLAS's k block (both OpenBLAS and Eigen cut k differently when they thread), so
+// kernels that promise thread-independent bits (the DCT, k <= 64) keep k small or, like
+// PowerSGD's thin products, do not come here. Another CBLAS may promise less (MKL needs MKL_CBWR).
 void sgemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
            const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
            std::int64_t ldc);

@@ -4,7 +4,8 @@ target_sources(lowcomm PRIVATE ${CMAKE_CURRENT_LIST_DIR}/blas.cpp)
 if(NOT LOWCOMM_BLAS_KIND STREQUAL "Eigen")
   # Only blas.cpp sees cblas.h: nothing else in lowcomm depends on which BLAS is installed.
   string(REPLACE ";" " " blas_description "${LOWCOMM_BLAS_LIBRARIES}")
-  set(blas_definitions LOWCOMM_HAVE_CBLAS=1 "LOWCOMM_CBLAS_LIBRARIES=\"${blas_description}\"")
+  set(blas_definitions LOWCOMM_HAVE_CBLAS=1 "LOWCOMM_CBLAS_LIBRARIES=\"${blas_description}\""
+      "LOWCOMM_CBLAS_HEADER=\"${LOWCOMM_CBLAS_HEADER}\"")
   if(LOWCOMM_BLAS_KIND STREQUAL "OpenBLAS")
     list(APPEND blas_definitions LOWCOMM_HAVE_OPENBLAS=1)
   endif()

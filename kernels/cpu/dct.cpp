@@ -126,9 +126,10 @@ void decode_reference(const BlockLayout& l, std::span<const float> q, std::span<
 // A block length of 1 has the basis [1], so that product is skipped (h = 1 makes the whole
 // tensor a single block row already in coefficient order).
 //
-// Determinism: the chunks are cut from the layout alone, every product's bits depend on its own
-// sizes only (blas.hpp), and the threads only decide which chunks each of them does. So the
-// result is the same run to run and for every OMP_NUM_THREADS.
+// Determinism: the chunks are cut from the layout alone, every product runs inside the chunk
+// loop's parallel region, where the BLAS computes it on the calling thread (blas.hpp) with bits
+// that depend on its sizes only, and the threads only decide which chunks each of them does. So
+// the result is the same run to run and for every OMP_NUM_THREADS.
 
 struct Basis {
   std::vector<float> c;   // C[k][n], row-major
@@ -226,9 +227,8 @@ constexpr std::int64_t kProductWork = std::int64_t{1} << 17;
 constexpr std::int64_t kChunkFloats = std::int64_t{1} << 15;
 
 // c (m × n, row stride ldc) = op(a) · op(b), op(a) m × k and op(b) k × n as detail::sgemm
-// takes them: the library's one BLAS. It is called inside the chunk loop's parallel region (so on
-// one thread) or, with a single chunk, outside it; either way its bits do not depend on the
-// thread count (blas.hpp).
+// takes them: the library's one BLAS, called inside the chunk loop's parallel region (so on one
+// thread, even when the tensor is a single chunk).
 void product(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
              const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c,
              std::int64_t ldc) {
@@ -407,7 +407,8 @@ struct ChunkedTransform {
   template <class Body>
   void for_each_chunk(bool with_local, const Body& body) const {
     const auto size = static_cast<std::size_t>(chunks.h * chunks.per_chunk * chunks.w);
-#pragma omp parallel if (chunks.count() > 1)
+    // Always a parallel region, even for one chunk: see `product`.
+#pragma omp parallel
     {
       std::vector<float> a(size), y(size), local(with_local ? size : 0);
 #pragma omp for schedule(static)

@@ -4,7 +4,7 @@
 // packs that matrix into its own layout first (a second pass over it: measured 2.5× slower than
 // these loops on 768×3072 at rank 2). Each reads or writes the big matrix once, on the rank's
 // OpenMP threads, with the same bits at every thread count and in every SIMD clone. Same
-// arguments and result as detail::sgemm (blas.hpp), for the shapes thin_product_applies accepts.
+// arguments and result as detail::sgemm (blas.hpp), for the shapes thin_shape recognises.
 #include <cstdint>
 
 namespace lowcomm::kernels::detail {

@@ -148,7 +148,7 @@ void select_range(std::span<const float> values, std::int64_t begin, std::int64_
   // Collected piece by piece: when ties leave too many candidates (an all-zero gradient makes
   // every entry one), the best k so far are kept and the threshold rises above the worst of them.
   // Later entries equal to it come after it in the order, so none of the selection is lost, and
-  // the candidates never take more than about 2k + kPiece entries.
+  // the candidates never take more than 2k + 2·kPiece entries.
   std::uint32_t threshold = *kth;
   const auto keep = static_cast<std::size_t>(k);
   const std::size_t limit = 2 * keep + static_cast<std::size_t>(kPiece);

@@ -15,8 +15,9 @@ void add_compute_keys(ConfigSchema& schema) {
                 "define every result; slow, for checking)",
                 names);
   schema.integer("compute.threads", 0,
-                 "OpenMP threads per rank for the kernels and the BLAS: 0 for OMP_NUM_THREADS, else the "
-                 "rank's share of its node's cores (results are the same bits at every count)",
+                 "OpenMP threads per rank for the kernels (and OpenBLAS): 0 for OMP_NUM_THREADS, else the "
+                 "rank's share of its node's cores (compressors give the same bits at every count; the "
+                 "model's BLAS products the same bits at a given count)",
                  0, 4096);
 }
 

@@ -103,6 +103,40 @@ TEST(Quantize, ByteAlignedWidthsRoundHalvesAwayFromZero) {
   }
 }
 
+// The byte-aligned paths where the scale is subnormal (x / scale can exceed L or reach infinity,
+// and must clamp as the reference does), and on bad codes far into a big tensor (the first bad
+// element is found across the parallel pieces).
+TEST(Quantize, ByteAlignedWidthsMatchTheReferenceOnTinyScalesAndNameTheFirstBadCode) {
+  for (int bits : {4, 8}) {
+    const std::vector<float> x = {1e-44f, -1e-45f, 3e-45f, 0.0f, -7e-45f, 1e-45f, 2.8e-45f};
+    for (std::size_t group : {std::size_t{3}, std::size_t{7}}) {
+      const Encoded ref = encode(Backend::Reference, x, group, bits, Rounding::Nearest);
+      const Encoded cpu = encode(Backend::Cpu, x, group, bits, Rounding::Nearest);
+      EXPECT_EQ(cpu.codes, ref.codes) << bits << " bits, group " << group;
+      EXPECT_EQ(cpu.scales, ref.scales);
+      EXPECT_EQ(decode(Backend::Cpu, ref, x.size(), group, bits), decode(Backend::Reference, ref, x.size(), group, bits));
+    }
+    std::vector<float> big(100003, 0.5f);
+    for (std::size_t i = 0; i < big.size(); i += 7) big[i] = -1.0f;
+    for (Backend backend : kBackends) {
+      Encoded e = encode(backend, big, 97, bits, Rounding::Nearest);
+      const int largest = (1 << bits) - 1;  // 2L + 1: the one malformed code
+      // Elements 70001 and 90001 get the malformed code (70001 is odd: the high nibble at 4 bits).
+      for (std::size_t element : {std::size_t{90001}, std::size_t{70001}}) {
+        if (bits == 8) {
+          e.codes[element] = static_cast<std::byte>(largest);
+        } else {
+          e.codes[element / 2] |= static_cast<std::byte>(largest << (4 * (element % 2)));
+        }
+      }
+      std::vector<float> out(big.size());
+      EXPECT_THAT([&] { dequantize(backend, e.codes, e.scales, 97, bits, out); },
+                  ThrowsMessage<Error>(HasSubstr("code " + std::to_string(largest) + " of element 70001 exceeds")))
+          << to_string(backend) << " " << bits << " bits";
+    }
+  }
+}
+
 TEST(Quantize, OneBitSendsSignsScaledByTheMeanMagnitude) {
   const std::vector<float> x = {1.0f, -3.0f, -0.0f, 2.0f, 4.0f};
   for (Backend backend : kBackends) {

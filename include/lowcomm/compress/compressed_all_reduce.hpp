@@ -56,7 +56,8 @@ class CompressedAllReduce {
   std::vector<Unit> units_;
   std::vector<UnitScratch> scratch_;  // one per unit, handed to each of its compressor calls
   // A round's exchange buffers, which the Received views point into; kept from run to run so
-  // that no step pays for fresh pages.
+  // that no step pays for fresh pages. The price is memory held between steps: for dense
+  // exchanges, up to the units' whole size (as the compressors' own scratch buffers hold theirs).
   std::vector<std::byte> gathered_;     // the all-gather result
   std::vector<float> summed_;           // the all-reduced values
   std::vector<std::uint16_t> summed_16bit_;  // fp16/bf16 sums on the wire

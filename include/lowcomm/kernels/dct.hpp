@@ -14,7 +14,7 @@
 // at once, each split into even and odd basis rows (C[k][c-1-n] = (-1)^k C[k][n] halves the
 // multiply-adds). Its sums are in a different order, so it matches Reference within float
 // rounding, not bitwise. It is deterministic: the same bits run to run and for every thread
-// count (chunks depend on the layout only; no product is split between threads).
+// count (chunks depend on the layout only; each product runs on one thread).
 // Error bound, for either backend and any summation order: every output is within
 // (h+w)·eps/2·‖block‖₂ of the exact transform with the float basis (‖block‖₂ the Frobenius norm
 // of the input block), so the backends differ by at most (h+w)·eps·‖block‖₂. Typical

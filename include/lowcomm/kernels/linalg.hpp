@@ -31,9 +31,10 @@ void orthonormalize_columns(Backend backend, std::span<float> matrix, std::int64
 // transpose_a), op(B) is k × n (B is stored n × k when transpose_b), C is m × n. As in BLAS,
 // beta == 0 overwrites C without reading it (NaNs there do not propagate) and k == 0 gives
 // beta · C. Reference: for each C entry a float sum over k in index order. Cpu: the library's
-// BLAS (OpenBLAS, else Eigen) on OpenMP's threads, except that a product with a thin operand
-// (op(B) with at most 8 columns, or k ≤ 8: PowerSGD's factors) streams the big matrix once in
-// loops of its own; results are the same at every thread count. Cpu's sums differ from
+// BLAS (OpenBLAS, else Eigen) on OpenMP's threads, except three thin shapes (PowerSGD's factors),
+// which stream the big matrix once in loops of their own and give the same bits at every thread
+// count: A·B and Aᵀ·B with n ≤ 8, and A·Bᵀ with k ≤ 8. Through the BLAS the bits repeat at a
+// given thread count but may change with it once k exceeds the BLAS's k block. Cpu's sums differ from
 // Reference's by float rounding: |C_cpu − C_ref| ≤ 1e-5·sqrt(k)·(|alpha|·(|op(A)|·|op(B)|) +
 // |beta·C|) entrywise is what the tests require (the expected rounding error of either is about
 // sqrt(k)·2^−24 of that magnitude).

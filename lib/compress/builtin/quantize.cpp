@@ -51,6 +51,10 @@ class Quantize final : public Compressor {
     values.resize(aggregate.size());
     const float ranks = static_cast<float>(unit.world_size);
     const std::size_t world = received.gathered.size();
+    if (world == 0 || world != static_cast<std::size_t>(unit.world_size)) {
+      throw Error(fmt::format("quantize: unit '{}' received {} payloads from {} ranks", unit.name, world,
+                              unit.world_size));
+    }
     dequantize(unit, received.gathered[0], aggregate, 0);
     if (world == 1) {
       for (float& x : aggregate) x = (0.0f + x) / ranks;
