@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 
+#include "element_pieces.hpp"
 #include "lowcomm/core/simd_clones.hpp"
 #include "lowcomm/error.hpp"
 
@@ -16,9 +16,6 @@ void require_beta(std::string_view key_prefix, std::string_view name, double bet
   if (!(beta >= 0.0 && beta < 1.0))
     throw ConfigError(fmt::format("{}.{} = {}: must be in [0, 1)", key_prefix, name, beta));
 }
-
-// Elements below which one thread does a tensor's update: starting the team costs more.
-constexpr std::size_t kParallelElements = std::size_t{1} << 15;
 
 struct UpdateScalars {
   float decay, beta1, beta2, one_minus_beta1, one_minus_beta2, bc2_sqrt, eps, neg_step_size;
@@ -81,14 +78,7 @@ void AdamW::step(std::span<const std::span<float>> params,
     const float* g = grads[i].data();
     float* m = exp_avg_[i].data();
     float* v = exp_avg_sq_[i].data();
-    // Element-wise, so any split between threads gives the same bits. Pieces of whole cache lines.
-    const std::size_t pieces = std::max<std::size_t>(1, n / kParallelElements);
-#pragma omp parallel for schedule(static) if (pieces > 1)
-    for (std::size_t piece = 0; piece < pieces; ++piece) {
-      const std::size_t begin = n / pieces * piece / 16 * 16;
-      const std::size_t end = piece + 1 == pieces ? n : n / pieces * (piece + 1) / 16 * 16;
-      update(scalars, begin, end, p, g, m, v);
-    }
+    optim_detail::for_each_piece(n, [&](std::size_t begin, std::size_t end) { update(scalars, begin, end, p, g, m, v); });
   }
   steps_ = t;
 }

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "element_pieces.hpp"
+#include "lowcomm/core/simd_clones.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm {
@@ -25,6 +27,31 @@ void SgdOptions::validate(std::string_view key_prefix) const {
 
 Sgd::Sgd(SgdOptions options) : options_(options) { options_.validate("sgd"); }
 
+namespace {
+
+struct SgdUpdate {
+  float wd, mu, keep, neg_lr;
+  bool decays, momentum, first, nesterov;
+};
+
+// torch's _single_tensor_sgd over [begin, end), in fp32 (SIMD clones; no fused multiply-adds).
+LOWCOMM_SIMD_CLONES
+void sgd_update(const SgdUpdate& s, std::size_t begin, std::size_t end, float* __restrict p,
+                const float* __restrict g, float* __restrict buf) {
+  for (std::size_t j = begin; j < end; ++j) {
+    float d = g[j];
+    if (s.decays) d = d + s.wd * p[j];
+    if (s.momentum) {
+      // The first step copies d into the buffer, as torch's clone: no dampening applied.
+      buf[j] = s.first ? d : buf[j] * s.mu + s.keep * d;
+      d = s.nesterov ? d + s.mu * buf[j] : buf[j];
+    }
+    p[j] = p[j] + s.neg_lr * d;
+  }
+}
+
+}  // namespace
+
 void Sgd::step(std::span<const std::span<float>> params,
                std::span<const std::span<const float>> grads, double lr) {
   check_step("sgd", params, grads, lr, sizes_);
@@ -33,24 +60,21 @@ void Sgd::step(std::span<const std::span<float>> params,
   const bool use_momentum = options_.momentum != 0.0;
   if (first && use_momentum) momentum_ = zeros(sizes_);
   // torch turns its Python scalars into fp32 before the kernels run; so do we.
-  const float wd = static_cast<float>(options_.weight_decay);
-  const float mu = static_cast<float>(options_.momentum);
-  const float keep = static_cast<float>(1.0 - options_.dampening);
-  const float neg_lr = static_cast<float>(-lr);
+  const SgdUpdate update{.wd = static_cast<float>(options_.weight_decay),
+                         .mu = static_cast<float>(options_.momentum),
+                         .keep = static_cast<float>(1.0 - options_.dampening),
+                         .neg_lr = static_cast<float>(-lr),
+                         .decays = options_.weight_decay != 0.0,
+                         .momentum = use_momentum,
+                         .first = first,
+                         .nesterov = options_.nesterov};
   for (std::size_t i = 0; i < params.size(); ++i) {
-    const std::span<float> p = params[i];
-    const std::span<const float> g = grads[i];
+    float* p = params[i].data();
+    const float* g = grads[i].data();
     float* buf = use_momentum ? momentum_[i].data() : nullptr;
-    for (std::size_t j = 0; j < p.size(); ++j) {
-      float d = g[j];
-      if (options_.weight_decay != 0.0) d = d + wd * p[j];
-      if (use_momentum) {
-        // The first step copies d into the buffer, as torch's clone: no dampening applied.
-        buf[j] = first ? d : buf[j] * mu + keep * d;
-        d = options_.nesterov ? d + mu * buf[j] : buf[j];
-      }
-      p[j] = p[j] + neg_lr * d;
-    }
+    optim_detail::for_each_piece(params[i].size(), [&](std::size_t begin, std::size_t end) {
+      sgd_update(update, begin, end, p, g, buf);
+    });
   }
   ++steps_;
 }

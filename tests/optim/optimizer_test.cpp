@@ -188,6 +188,34 @@ TEST(Optimizer, AdamWIsThePlainLoopBitwiseAtEveryThreadCount) {
   omp_set_num_threads(omp_get_num_procs());
 }
 
+// Every optimizer's update is element-wise and split between threads in pieces: three steps give
+// the same bits at 1, 2 and 3 threads (tensors of 1, a prime and more than the threading
+// threshold of elements; SGD with momentum, Nesterov and weight decay, Signum with decay).
+TEST(Optimizer, EveryOptimizerGivesTheSameBitsAtEveryThreadCount) {
+  const std::vector<std::size_t> sizes = {1, 997, 100003};
+  const std::vector<std::vector<std::string>> configs = {
+      {"optimizer.name=adamw"},
+      {"optimizer.name=sgd", "optimizer.sgd.momentum=0.9", "optimizer.sgd.nesterov=true",
+       "optimizer.sgd.weight_decay=0.01"},
+      {"optimizer.name=sgd"},
+      {"optimizer.name=signum", "optimizer.signum.weight_decay=0.1"}};
+  const Tensors grads = random_tensors(9, sizes);
+  for (const auto& config : configs) {
+    std::vector<std::vector<float>> first;
+    for (int threads : {1, 2, 3}) {
+      omp_set_num_threads(threads);
+      Tensors params = random_tensors(8, sizes);
+      const auto opt = make_optimizer(optimizer_config(config));
+      for (int t = 0; t < 3; ++t) opt->step(params.spans(), grads.const_spans(), 1e-2);
+      if (first.empty()) first = params.values;
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        ASSERT_EQ(params.values[i], first[i]) << config[0] << " threads " << threads << " tensor " << i;
+      }
+    }
+  }
+  omp_set_num_threads(omp_get_num_procs());
+}
+
 TEST(Optimizer, SgdPlainIsPMinusLrG) {
   Sgd opt;
   std::vector<float> p{1.0f, -1.0f};
