@@ -15,8 +15,9 @@ enum class Backend {
 
 std::string_view to_string(Backend backend);
 
-// The BLAS behind every Cpu matrix product in this build: OpenBLAS's configuration string, or
-// "Eigen" (for `lowcomm info` and the benchmarks' headers).
+// The BLAS behind every Cpu matrix product in this build: OpenBLAS's configuration string,
+// "CBLAS <libraries>" (LOWCOMM_BLAS=FindBLAS), or "Eigen" (for `lowcomm info` and the
+// benchmarks' headers).
 std::string_view cpu_matrix_products();
 
 // Throws lowcomm::Error: "<kernel> has no <backend> implementation".

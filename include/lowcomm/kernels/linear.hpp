@@ -1,9 +1,10 @@
 #pragma once
 // A fully connected layer as nn.Linear: weight is stored (out_features, in_features) row-major,
 // inputs are N rows of IC features, outputs N rows of OC. The matrix products are where a
-// transformer spends its time: Cpu calls OpenBLAS's cblas_sgemm where the build found OpenBLAS
-// (its threads matched to omp_get_max_threads() so the two pools never oversubscribe the
-// cores), else Eigen through kernels::gemm. Reference is plain loops (float sums in index order).
+// transformer spends its time: Cpu calls the library's one BLAS product (kernels/cpu/blas.hpp:
+// OpenBLAS by default, its threads matched to omp_get_max_threads() so the two pools never
+// oversubscribe the cores; another CBLAS or Eigen as configured). Reference is plain loops (float
+// sums in index order).
 //
 // Cpu and Reference agree within float rounding (relative sqrt(K)·2^−24 of the magnitudes).
 // Cpu is deterministic for a given thread count (OpenBLAS partitions statically, the bias
