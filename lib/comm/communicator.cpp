@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <thread>
+#include <utility>
 
 #include "lowcomm/core/simd_clones.hpp"
 
@@ -77,7 +79,10 @@ CommCounters operator-(CommCounters a, const CommCounters& b) {
 }
 
 Communicator::Communicator(MPI_Comm comm, CommunicatorOptions options)
-    : options_(std::move(options)), control_(comm) {
+    : options_(std::move(options)),
+      clock_(options_.mode == NetworkMode::Simulate ? SimulatedClock::Rule::Modelled
+                                                    : SimulatedClock::Rule::Measured),
+      control_(comm) {
   check_mpi(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
   if (options_.all_gather_algorithm == AllGatherAlgorithm::RecursiveDoubling && !is_power_of_two(size_)) {
     throw ConfigError(fmt::format(
@@ -92,6 +97,10 @@ Communicator::Communicator(MPI_Comm comm, CommunicatorOptions options)
 }
 
 Communicator::~Communicator() {
+  // A collective still in flight must complete before its communicator and buffers go.
+  for (auto& [id, call] : in_flight_) {
+    if (!call.complete) MPI_Wait(&call.request, MPI_STATUS_IGNORE);
+  }
   for (MPI_Op* op : {&sum_f16_, &sum_bf16_}) {
     if (*op != MPI_OP_NULL) MPI_Op_free(op);
   }
@@ -104,29 +113,57 @@ double Communicator::now() const {
 }
 
 double Communicator::simulated_seconds() const {
-  double clock = settled_clock_s_ + pending_comm_s_ + (now() - last_exit_);
-  for (double compute : pending_compute_s_) clock += compute;
+  double clock = clock_.settled_s() + (now() - last_exit_);
+  for (const ClockEvent& event : clock_events_) {
+    clock += event.compute_before_s;
+    const bool measured_wait = event.kind == ClockEventKind::Wait && options_.mode != NetworkMode::Simulate;
+    if (event.kind == ClockEventKind::Blocking || measured_wait) clock += event.seconds;
+  }
   return clock;
 }
 
 void Communicator::synchronize_clock() {
-  // The collective k ends when its last rank arrives plus its communication time, so the clock
-  // advances by the slowest rank's compute before each collective (ranks are level after each).
-  // The communication time goes along as the last entry: in Throttle mode it is measured, and
-  // the slowest rank's keeps every rank's clock identical.
-  std::vector<double> local = pending_compute_s_;
-  local.push_back(pending_comm_s_);
-  std::vector<double> slowest(local.size());
-  if (options_.mode != NetworkMode::Off && size_ > 1) {
-    check_mpi(MPI_Allreduce(local.data(), slowest.data(), mpi_count(local.size(), "clock"), MPI_DOUBLE,
-                        MPI_MAX, comm_),
-          "MPI_Allreduce (simulated clock)");
-  } else {
-    slowest = local;  // Off: the clock is this rank's wall clock
+  if (options_.mode == NetworkMode::Off || size_ == 1) {
+    clock_.settle(std::span(&clock_events_, 1), 0);  // Off: the clock is this rank's wall clock
+    clock_events_.clear();
+    return;
   }
-  for (double seconds : slowest) settled_clock_s_ += seconds;
-  pending_compute_s_.clear();
-  pending_comm_s_ = 0.0;
+  // Every rank's calls, four doubles each (kind, number, compute before, seconds): numbers below
+  // 2^53 are exact in a double.
+  const std::uint64_t mine = clock_events_.size();
+  std::vector<std::uint64_t> lengths(static_cast<std::size_t>(size_));
+  check_mpi(MPI_Allgather(&mine, 1, MPI_UINT64_T, lengths.data(), 1, MPI_UINT64_T, comm_),
+            "MPI_Allgather (simulated clock)");
+  std::vector<std::vector<ClockEvent>> events(static_cast<std::size_t>(size_));
+  if (std::ranges::any_of(lengths, [&](std::uint64_t n) { return n != mine; })) {
+    // Let the clock name the ranks that differ (the lists themselves are not needed for that).
+    for (std::size_t r = 0; r < events.size(); ++r) events[r].resize(lengths[r], ClockEvent{});
+    clock_.settle(events, rank_);
+  }
+  std::vector<double> packed;
+  packed.reserve(4 * mine);
+  for (const ClockEvent& e : clock_events_) {
+    packed.insert(packed.end(), {static_cast<double>(e.kind), static_cast<double>(e.collective), e.compute_before_s,
+                                 e.seconds});
+  }
+  std::vector<double> all(packed.size() * static_cast<std::size_t>(size_));
+  check_mpi(MPI_Allgather(packed.data(), mpi_count(packed.size(), "clock"), MPI_DOUBLE, all.data(),
+                          mpi_count(packed.size(), "clock"), MPI_DOUBLE, comm_),
+            "MPI_Allgather (simulated clock)");
+  for (std::size_t r = 0; r < events.size(); ++r) {
+    events[r].resize(mine);
+    for (std::size_t i = 0; i < mine; ++i) {
+      const double* e = &all[(r * mine + i) * 4];
+      events[r][i] = {static_cast<ClockEventKind>(static_cast<int>(e[0])), static_cast<std::uint64_t>(e[1]), e[2],
+                      e[3]};
+    }
+  }
+  clock_.settle(events, rank_);
+  clock_events_.clear();
+}
+
+void Communicator::add_clock_event(ClockEventKind kind, std::uint64_t collective, double arrival, double seconds) {
+  clock_events_.push_back({kind, collective, arrival - last_exit_, seconds});
 }
 
 Communicator::RankCost Communicator::rank_cost(const CollectiveCost& cost) const {
@@ -143,6 +180,49 @@ Communicator::RankCost Communicator::cached_cost(const CostKey& key, Compute&& c
   return cost;
 }
 
+Communicator::RankCost Communicator::all_reduce_cost(std::size_t count, std::size_t element_bytes) {
+  return cached_cost({CollectiveKind::AllReduce, count, element_bytes}, [&] {
+    return options_.network.all_reduce(options_.all_reduce_algorithm, size_, count, element_bytes);
+  });
+}
+
+Communicator::RankCost Communicator::all_gather_v_cost(std::span<const std::uint64_t> block_bytes) {
+  // Variable sizes change from call to call: not cached.
+  return rank_cost(options_.network.all_gather(options_.all_gather_algorithm,
+                                               std::vector<std::uint64_t>(block_bytes.begin(), block_bytes.end())));
+}
+
+Communicator::RankCost Communicator::broadcast_cost(std::uint64_t bytes, int root) {
+  if (root < 0 || root >= size_) {
+    throw CommError(fmt::format("broadcast root {} is not a rank (this communicator has {})", root, size_));
+  }
+  return cached_cost({CollectiveKind::Broadcast, bytes, static_cast<std::uint64_t>(root)},
+                     [&] { return options_.network.broadcast(size_, root, bytes); });
+}
+
+MPI_Op Communicator::sum_16bit(kernels::ValueType format) {
+  if (format == kernels::ValueType::F32) throw CommError("all_reduce_16bit: fp32 is not a 16-bit format");
+  MPI_Op& op = format == kernels::ValueType::F16 ? sum_f16_ : sum_bf16_;
+  if (op == MPI_OP_NULL) {
+    MPI_User_function* function = format == kernels::ValueType::F16 ? &sum_f16 : &sum_bf16;
+    check_mpi(MPI_Op_create(function, 1, &op), "MPI_Op_create");
+  }
+  return op;
+}
+
+Communicator::GatherLayout Communicator::gather_layout(std::span<const std::size_t> counts, std::size_t element_bytes) {
+  GatherLayout layout{std::vector<int>(counts.size()), std::vector<int>(counts.size()),
+                      std::vector<std::uint64_t>(counts.size())};
+  std::size_t offset = 0;
+  for (std::size_t w = 0; w < counts.size(); ++w) {
+    layout.counts[w] = mpi_count(counts[w], "all_gather_v");
+    layout.displacements[w] = mpi_count(offset, "all_gather_v (total)");
+    layout.block_bytes[w] = counts[w] * element_bytes;
+    offset += counts[w];
+  }
+  return layout;
+}
+
 Communicator::CallStart Communicator::begin_call() {
   const double arrival = now();
   if (options_.mode == NetworkMode::Throttle) {
@@ -152,6 +232,18 @@ Communicator::CallStart Communicator::begin_call() {
     check_mpi(MPI_Barrier(comm_), "MPI_Barrier (throttle)");
   }
   return {arrival, now()};
+}
+
+void Communicator::count_call(CollectiveKind kind, const CommCounters& call) {
+  totals_ += call;
+  by_kind_[static_cast<int>(kind)] += call;
+}
+
+void Communicator::record_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost,
+                               double measured_s) {
+  if (!options_.keep_records) return;
+  const double modelled_s = options_.mode != NetworkMode::Off ? cost.seconds : 0.0;
+  records_.push_back({kind, payload_bytes, cost.bytes_sent, cost.bytes_received, measured_s, modelled_s});
 }
 
 void Communicator::end_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost,
@@ -166,20 +258,162 @@ void Communicator::end_call(CollectiveKind kind, std::uint64_t payload_bytes, co
   const double measured_s = end - start.all_arrived;
 
   // Throttle: the real time is the communication time (at least the modelled one).
-  pending_compute_s_.push_back(start.arrival - last_exit_);
-  pending_comm_s_ += options_.mode == NetworkMode::Simulate ? modelled_s : measured_s;
-
-  const CommCounters call{1, cost.bytes_sent, cost.bytes_received, measured_s, modelled_s};
-  totals_ += call;
-  by_kind_[static_cast<int>(kind)] += call;
-  if (options_.keep_records) {
-    records_.push_back({kind, payload_bytes, call.bytes_sent, call.bytes_received, measured_s, modelled_s});
-  }
+  add_clock_event(ClockEventKind::Blocking, next_collective_++, start.arrival,
+                  options_.mode == NetworkMode::Simulate ? modelled_s : measured_s);
+  count_call(kind, {1, cost.bytes_sent, cost.bytes_received, measured_s, modelled_s});
+  record_call(kind, payload_bytes, cost, measured_s);
   last_exit_ = now();
-  if (pending_compute_s_.size() >= kMaxPendingCollectives) {
+  if (clock_events_.size() >= kMaxPendingCollectives) {
     synchronize_clock();
     last_exit_ = now();  // the synchronisation is bookkeeping, not compute
   }
+}
+
+// ---- non-blocking collectives ----------------------------------------------------------------
+
+template <class Issue>
+PendingCollective Communicator::start_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost,
+                                           InFlight entry, Issue&& issue) {
+  const double arrival = now();
+  const double modelled_s = options_.mode != NetworkMode::Off ? cost.seconds : 0.0;
+  const std::uint64_t id = next_collective_++;
+  entry.kind = kind;
+  entry.payload_bytes = payload_bytes;
+  entry.cost = cost;
+  entry.started = arrival;
+  InFlight& call = in_flight_.emplace(id, std::move(entry)).first->second;
+  try {
+    issue(call);
+  } catch (...) {
+    in_flight_.erase(id);
+    throw;
+  }
+  // The bytes are counted now; the measured time when it is waited for. The call itself is
+  // counted as compute (it only posts the collective).
+  add_clock_event(ClockEventKind::Start, id, arrival, modelled_s);
+  last_exit_ = arrival;
+  count_call(kind, {0, cost.bytes_sent, cost.bytes_received, 0.0, modelled_s});
+  return PendingCollective(this, id);
+}
+
+bool Communicator::test(std::uint64_t id) {
+  InFlight& call = in_flight_.at(id);
+  if (!call.complete) {
+    int flag = 0;
+    check_mpi(MPI_Test(&call.request, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+    call.complete = flag != 0;
+  }
+  return call.complete;
+}
+
+void Communicator::wait(std::uint64_t id) {
+  const auto found = in_flight_.find(id);
+  if (found == in_flight_.end()) throw CommError(fmt::format("wait: collective {} is not in flight", id));
+  InFlight call = std::move(found->second);
+  in_flight_.erase(found);
+  const double entry = now();
+  if (!call.complete) check_mpi(MPI_Wait(&call.request, MPI_STATUS_IGNORE), "MPI_Wait");
+  if (options_.mode == NetworkMode::Throttle) {
+    const double release = call.started + call.cost.seconds;
+    if (const double left = release - now(); left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
+  }
+  const double blocked = now() - entry;
+  if (call.finish) call.finish();
+  add_clock_event(ClockEventKind::Wait, id, entry, blocked);
+  // The call counts once it has completed; its bytes and modelled time were counted at the start.
+  count_call(call.kind, {1, 0, 0, blocked, 0.0});
+  record_call(call.kind, call.payload_bytes, call.cost, blocked);
+  last_exit_ = now();
+  if (clock_events_.size() >= kMaxPendingCollectives) {
+    synchronize_clock();
+    last_exit_ = now();
+  }
+}
+
+PendingCollective Communicator::start_all_reduce_elements(void* data, std::size_t count, MPI_Datatype type,
+                                                          std::size_t element_bytes, std::function<void()> finish) {
+  const int n = mpi_count(count, "start_all_reduce");
+  const RankCost cost = all_reduce_cost(count, element_bytes);
+  InFlight entry;
+  entry.finish = std::move(finish);
+  return start_call(CollectiveKind::AllReduce, count * element_bytes, cost, std::move(entry),
+                    [&](InFlight& call) {
+                      check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, n, type, MPI_SUM, comm_, &call.request),
+                                "MPI_Iallreduce");
+                    });
+}
+
+PendingCollective Communicator::start_all_reduce_16bit(std::span<std::uint16_t> data, kernels::ValueType format) {
+  const MPI_Op op = sum_16bit(format);
+  const int n = mpi_count(data.size(), "start_all_reduce_16bit");
+  const RankCost cost = all_reduce_cost(data.size(), 2);
+  return start_call(CollectiveKind::AllReduce, data.size() * 2, cost, InFlight{}, [&](InFlight& call) {
+    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data.data(), n, MPI_UINT16_T, op, comm_, &call.request),
+              "MPI_Iallreduce (16-bit)");
+  });
+}
+
+PendingCollective Communicator::start_all_gather_v_elements(const void* mine, std::span<const std::size_t> counts,
+                                                            void* all, std::size_t element_bytes) {
+  const MPI_Datatype type = element_type(element_bytes);
+  GatherLayout layout = gather_layout(counts, element_bytes);
+  const RankCost cost = all_gather_v_cost(layout.block_bytes);
+  const std::uint64_t payload = layout.block_bytes[static_cast<std::size_t>(rank_)];
+  InFlight entry;
+  entry.layout = std::move(layout);
+  return start_call(CollectiveKind::AllGather, payload, cost, std::move(entry),
+                    [&](InFlight& call) {
+                      check_mpi(MPI_Iallgatherv(mine, call.layout.counts[static_cast<std::size_t>(rank_)], type, all,
+                                                call.layout.counts.data(), call.layout.displacements.data(), type,
+                                                comm_, &call.request),
+                                "MPI_Iallgatherv");
+                    });
+}
+
+PendingCollective Communicator::start_broadcast_elements(void* data, std::size_t count, std::size_t element_bytes,
+                                                         int root) {
+  const int n = mpi_count(count, "start_broadcast");
+  const MPI_Datatype type = element_type(element_bytes);
+  const RankCost cost = broadcast_cost(count * element_bytes, root);
+  return start_call(CollectiveKind::Broadcast, count * element_bytes, cost, InFlight{}, [&](InFlight& call) {
+    check_mpi(MPI_Ibcast(data, n, type, root, comm_, &call.request), "MPI_Ibcast");
+  });
+}
+
+PendingCollective::PendingCollective(PendingCollective&& other) noexcept
+    : comm_(std::exchange(other.comm_, nullptr)), id_(other.id_) {}
+
+PendingCollective& PendingCollective::operator=(PendingCollective&& other) noexcept {
+  if (this != &other) {
+    if (comm_ != nullptr) {
+      try {
+        comm_->wait(id_);
+      } catch (...) {  // NOLINT(bugprone-empty-catch): a move cannot report it
+      }
+    }
+    comm_ = std::exchange(other.comm_, nullptr);
+    id_ = other.id_;
+  }
+  return *this;
+}
+
+PendingCollective::~PendingCollective() {
+  if (comm_ == nullptr) return;
+  try {
+    comm_->wait(id_);
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor cannot report it
+  }
+}
+
+bool PendingCollective::test() {
+  if (comm_ == nullptr) return true;
+  return comm_->test(id_);
+}
+
+void PendingCollective::wait() {
+  if (comm_ == nullptr) return;
+  Communicator* comm = std::exchange(comm_, nullptr);
+  comm->wait(id_);
 }
 
 MPI_Datatype Communicator::element_type(std::size_t element_bytes) {
@@ -197,25 +431,16 @@ void Communicator::all_reduce_elements(void* data, std::size_t count, MPI_Dataty
                                        std::size_t element_bytes) {
   const int n = mpi_count(count, "all_reduce");
   const CallStart start = begin_call();  // the model's own cost is not the caller's compute
-  const RankCost cost = cached_cost({CollectiveKind::AllReduce, count, element_bytes}, [&] {
-    return options_.network.all_reduce(options_.all_reduce_algorithm, size_, count, element_bytes);
-  });
+  const RankCost cost = all_reduce_cost(count, element_bytes);
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, n, type, MPI_SUM, comm_), "MPI_Allreduce");
   end_call(CollectiveKind::AllReduce, count * element_bytes, cost, start);
 }
 
 void Communicator::all_reduce_16bit(std::span<std::uint16_t> data, kernels::ValueType format) {
-  if (format == kernels::ValueType::F32) throw CommError("all_reduce_16bit: fp32 is not a 16-bit format");
-  MPI_Op& op = format == kernels::ValueType::F16 ? sum_f16_ : sum_bf16_;
-  if (op == MPI_OP_NULL) {
-    MPI_User_function* function = format == kernels::ValueType::F16 ? &sum_f16 : &sum_bf16;
-    check_mpi(MPI_Op_create(function, 1, &op), "MPI_Op_create");
-  }
+  const MPI_Op op = sum_16bit(format);
   const int n = mpi_count(data.size(), "all_reduce_16bit");
   const CallStart start = begin_call();
-  const RankCost cost = cached_cost({CollectiveKind::AllReduce, data.size(), 2}, [&] {
-    return options_.network.all_reduce(options_.all_reduce_algorithm, size_, data.size(), 2);
-  });
+  const RankCost cost = all_reduce_cost(data.size(), 2);
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, data.data(), n, MPI_UINT16_T, op, comm_), "MPI_Allreduce (16-bit)");
   end_call(CollectiveKind::AllReduce, data.size() * 2, cost, start);
 }
@@ -236,22 +461,14 @@ void Communicator::all_gather_elements(const void* mine, std::size_t count, void
 void Communicator::all_gather_v_elements(const void* mine, std::span<const std::size_t> counts,
                                          void* all, std::size_t element_bytes) {
   const MPI_Datatype type = element_type(element_bytes);
-  std::vector<int> mpi_counts(counts.size()), displacements(counts.size());
-  std::vector<std::uint64_t> blocks(counts.size());
-  std::size_t offset = 0;
-  for (std::size_t w = 0; w < counts.size(); ++w) {
-    mpi_counts[w] = mpi_count(counts[w], "all_gather_v");
-    displacements[w] = mpi_count(offset, "all_gather_v (total)");
-    blocks[w] = counts[w] * element_bytes;
-    offset += counts[w];
-  }
-  // Variable sizes change from call to call: not cached.
+  const GatherLayout layout = gather_layout(counts, element_bytes);
   const CallStart start = begin_call();
-  const RankCost cost = rank_cost(options_.network.all_gather(options_.all_gather_algorithm, blocks));
-  check_mpi(MPI_Allgatherv(mine, mpi_counts[static_cast<std::size_t>(rank_)], type, all, mpi_counts.data(),
-                       displacements.data(), type, comm_),
-        "MPI_Allgatherv");
-  end_call(CollectiveKind::AllGather, blocks[static_cast<std::size_t>(rank_)], cost, start);
+  const RankCost cost = all_gather_v_cost(layout.block_bytes);
+  const auto me = static_cast<std::size_t>(rank_);
+  check_mpi(MPI_Allgatherv(mine, layout.counts[me], type, all, layout.counts.data(), layout.displacements.data(), type,
+                           comm_),
+            "MPI_Allgatherv");
+  end_call(CollectiveKind::AllGather, layout.block_bytes[me], cost, start);
 }
 
 std::vector<std::size_t> Communicator::exchange_counts(std::size_t mine) {
@@ -262,15 +479,10 @@ std::vector<std::size_t> Communicator::exchange_counts(std::size_t mine) {
 }
 
 void Communicator::broadcast_elements(void* data, std::size_t count, std::size_t element_bytes, int root) {
-  if (root < 0 || root >= size_) {
-    throw CommError(fmt::format("broadcast root {} is not a rank (this communicator has {})", root, size_));
-  }
+  const RankCost cost = broadcast_cost(count * element_bytes, root);
   const int n = mpi_count(count, "broadcast");
   const MPI_Datatype type = element_type(element_bytes);
-  const std::uint64_t bytes = count * element_bytes;
   const CallStart start = begin_call();
-  const RankCost cost = cached_cost({CollectiveKind::Broadcast, bytes, static_cast<std::uint64_t>(root)},
-                                    [&] { return options_.network.broadcast(size_, root, bytes); });
   check_mpi(MPI_Bcast(data, n, type, root, comm_), "MPI_Bcast");
   end_call(CollectiveKind::Broadcast, count * element_bytes, cost, start);
 }

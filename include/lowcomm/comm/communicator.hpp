@@ -4,12 +4,14 @@
 // host buffers, and records for this rank the bytes the modelled algorithm sends and receives,
 // the measured time, and the time the network model charges. The simulated clock adds measured
 // compute to modelled communication, so a run on a fast cluster answers "how long would this
-// take on 100 Mbps links?". Bookkeeping between the ranks (agreement, metrics gathered for the
-// log) goes through control(), which is never counted.
+// take on 100 Mbps links?"; a collective started without blocking (start_*) runs on the clock
+// while the rank computes, so overlap is credited (simulated_clock.hpp). Bookkeeping between the
+// ranks (agreement, metrics gathered for the log) goes through control(), which is never counted.
 #include <mpi.h>
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <string_view>
@@ -21,6 +23,7 @@
 #include "lowcomm/comm/control_channel.hpp"
 #include "lowcomm/comm/mpi_types.hpp"
 #include "lowcomm/comm/network_model.hpp"
+#include "lowcomm/comm/simulated_clock.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/float16.hpp"
 
@@ -35,12 +38,14 @@ enum class NetworkMode : std::uint8_t {
 std::string_view to_string(NetworkMode mode);
 NetworkMode parse_network_mode(std::string_view name);  // "off", "simulate", "throttle"
 
-// Running totals of a rank's collectives. Subtract two snapshots to get one step's share.
+// Running totals of a rank's collectives. Subtract two snapshots to get one step's share. A
+// non-blocking collective counts its bytes and modelled time when it starts, its call and
+// measured time (the time the rank was blocked in wait()) when it completes.
 struct CommCounters {
   std::uint64_t calls = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
-  double measured_s = 0.0;
+  double measured_s = 0.0;  // wall time inside the calls, from the last rank's arrival in throttle mode
   double modelled_s = 0.0;
 
   CommCounters& operator+=(const CommCounters& other);
@@ -63,6 +68,36 @@ struct CommunicatorOptions {
   AllReduceAlgorithm all_reduce_algorithm = AllReduceAlgorithm::Ring;
   AllGatherAlgorithm all_gather_algorithm = AllGatherAlgorithm::Ring;
   bool keep_records = false;
+};
+
+class Communicator;
+
+// A non-blocking collective in flight, returned by Communicator::start_*. Its buffers must stay
+// untouched until wait() returns. wait() is collective in the sense that every rank must wait for
+// its collectives in the same order (the simulated clock checks it). Move-only; destroying one
+// still in flight waits for it (errors swallowed). It must not outlive its Communicator.
+class PendingCollective {
+ public:
+  PendingCollective() = default;
+  PendingCollective(PendingCollective&& other) noexcept;
+  PendingCollective& operator=(PendingCollective&& other) noexcept;
+  PendingCollective(const PendingCollective&) = delete;
+  PendingCollective& operator=(const PendingCollective&) = delete;
+  ~PendingCollective();
+
+  bool active() const { return comm_ != nullptr; }
+  // Lets MPI progress the collective; true once it has completed (wait() then returns at once,
+  // apart from throttle mode's hold). Not a clock event: call it as often as convenient.
+  bool test();
+  // Blocks until the collective has completed (in throttle mode, also until its modelled time
+  // since the start has passed), then finishes it (ReduceOp::Average divides here).
+  void wait();
+
+ private:
+  friend class Communicator;
+  PendingCollective(Communicator* comm, std::uint64_t id) : comm_(comm), id_(id) {}
+  Communicator* comm_ = nullptr;
+  std::uint64_t id_ = 0;
 };
 
 class Communicator {
@@ -103,6 +138,23 @@ class Communicator {
 
   void barrier();
 
+  // Non-blocking versions of the collectives above, with the same arguments, results and byte
+  // counts (counted at the start). MPI_Iallreduce may sum in another order than MPI_Allreduce,
+  // so with three or more ranks a sum can differ in its last bits from the blocking call's.
+  // In throttle mode the modelled time is counted from this rank's start (there is no barrier:
+  // that would block), so ranks should start level. Open MPI makes progress on a collective only
+  // inside MPI calls: call test() now and then, or the transfer happens in wait().
+  template <Reducible T>
+  PendingCollective start_all_reduce(std::span<T> data, ReduceOp op);
+  PendingCollective start_all_reduce_16bit(std::span<std::uint16_t> data, kernels::ValueType format);
+  template <Transferable T>
+  PendingCollective start_all_gather(std::span<const T> mine, std::span<T> all);
+  template <Transferable T>
+  PendingCollective start_all_gather_v(std::span<const T> mine, std::span<const std::size_t> counts,
+                                       std::span<T> all);
+  template <Transferable T>
+  PendingCollective start_broadcast(std::span<T> data, int root);
+
   const CommCounters& totals() const { return totals_; }
   const CommCounters& totals(CollectiveKind kind) const { return by_kind_[static_cast<int>(kind)]; }
   std::span<const CollectiveRecord> records() const { return records_; }
@@ -110,18 +162,22 @@ class Communicator {
 
   // Seconds on the simulated clock (see NetworkMode), including this rank's compute since the
   // last collective. Exact, and identical on all ranks, right after synchronize_clock(); between
-  // synchronisations it counts this rank's own compute where the slowest rank's belongs.
+  // synchronisations it counts this rank's own compute where the slowest rank's belongs, and a
+  // non-blocking collective as if it were hidden.
   double simulated_seconds() const;
 
-  // Collective: settles the simulated clock by taking, for every collective since the last call,
-  // the slowest rank's compute before it (one all-reduce for all of them, so the clock costs no
-  // extra message per collective). Call it once per training step. It also runs by itself every
-  // kMaxPendingCollectives collectives (on all ranks at the same one) to bound memory.
+  // Collective: settles the simulated clock by replaying every rank's collective calls since the
+  // last settlement (SimulatedClock; one all-gather of the ranks' call lists, so the clock costs
+  // no extra message per collective). Call it once per training step. It also runs by itself
+  // after kMaxPendingCollectives calls (on all ranks at the same one) to bound memory.
   void synchronize_clock();
   // Moves the simulated clock forward by `seconds` on this rank (call it on every rank alike): a
   // run resumed from a checkpoint continues the clock where the checkpoint left it.
-  void advance_clock(double seconds) { settled_clock_s_ += seconds; }
+  void advance_clock(double seconds) { clock_.advance(seconds); }
   static constexpr std::size_t kMaxPendingCollectives = 4096;
+  // This rank's communication time on the settled clock: exposed (the rank waited) and hidden
+  // (overlapped with its compute). Subtract two snapshots around synchronize_clock() for a step.
+  const OverlapTotals& overlap() const { return clock_.totals(); }
 
   const CommunicatorOptions& options() const { return options_; }
 
@@ -129,12 +185,19 @@ class Communicator {
   const ControlChannel& control() const { return control_; }
 
  private:
+  friend class PendingCollective;
   void all_reduce_elements(void* data, std::size_t count, MPI_Datatype type, std::size_t element_bytes);
   void all_gather_elements(const void* mine, std::size_t count, void* all, std::size_t element_bytes);
   void all_gather_v_elements(const void* mine, std::span<const std::size_t> counts, void* all,
                              std::size_t element_bytes);
   void broadcast_elements(void* data, std::size_t count, std::size_t element_bytes, int root);
   std::vector<std::size_t> exchange_counts(std::size_t mine);
+
+  PendingCollective start_all_reduce_elements(void* data, std::size_t count, MPI_Datatype type,
+                                              std::size_t element_bytes, std::function<void()> finish);
+  PendingCollective start_all_gather_v_elements(const void* mine, std::span<const std::size_t> counts, void* all,
+                                                std::size_t element_bytes);
+  PendingCollective start_broadcast_elements(void* data, std::size_t count, std::size_t element_bytes, int root);
 
   MPI_Datatype element_type(std::size_t element_bytes);  // contiguous bytes, cached per size
   double now() const;
@@ -152,6 +215,16 @@ class Communicator {
   template <class Compute>
   RankCost cached_cost(const CostKey& key, Compute&& compute);
   RankCost rank_cost(const CollectiveCost& cost) const;
+  RankCost all_reduce_cost(std::size_t count, std::size_t element_bytes);
+  RankCost all_gather_v_cost(std::span<const std::uint64_t> block_bytes);
+  RankCost broadcast_cost(std::uint64_t bytes, int root);
+  MPI_Op sum_16bit(kernels::ValueType format);  // made on first use
+  // MPI's counts and displacements of an all-gather of `counts` elements per rank.
+  struct GatherLayout {
+    std::vector<int> counts, displacements;
+    std::vector<std::uint64_t> block_bytes;
+  };
+  static GatherLayout gather_layout(std::span<const std::size_t> counts, std::size_t element_bytes);
 
   // Called around every MPI call: throttles, advances the clock, records.
   struct CallStart {
@@ -160,6 +233,27 @@ class Communicator {
   };
   CallStart begin_call();
   void end_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost, CallStart start);
+  void count_call(CollectiveKind kind, const CommCounters& call);
+  void record_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost, double measured_s);
+  void add_clock_event(ClockEventKind kind, std::uint64_t collective, double arrival, double seconds);
+
+  // Non-blocking collectives in flight, by number (the clock's collective numbers).
+  struct InFlight {
+    MPI_Request request = MPI_REQUEST_NULL;
+    CollectiveKind kind = CollectiveKind::AllReduce;
+    std::uint64_t payload_bytes = 0;
+    RankCost cost{};
+    double started = 0.0;         // wall time at the start call
+    GatherLayout layout;          // an all-gather's counts, which MPI reads until completion
+    std::function<void()> finish;  // after completion (the average's division)
+    bool complete = false;
+  };
+  // Starts a collective: `issue` makes the MPI call on the entry's request.
+  template <class Issue>
+  PendingCollective start_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost,
+                               InFlight entry, Issue&& issue);
+  bool test(std::uint64_t id);
+  void wait(std::uint64_t id);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
@@ -172,13 +266,12 @@ class Communicator {
   std::map<CostKey, RankCost> cost_cache_;
   MPI_Op sum_f16_ = MPI_OP_NULL;   // user-defined sums of 16-bit floats, made on first use
   MPI_Op sum_bf16_ = MPI_OP_NULL;
-  // The simulated clock: settled_clock_s_ as of the last synchronize_clock(), plus for each
-  // collective since then this rank's compute before it and its modelled (or, in Off mode,
-  // measured) time.
-  double settled_clock_s_ = 0.0;
-  std::vector<double> pending_compute_s_;
-  double pending_comm_s_ = 0.0;
-  double last_exit_ = 0.0;  // wall time when the previous collective returned
+  // The simulated clock as of the last synchronize_clock(), and this rank's calls since then.
+  SimulatedClock clock_;
+  std::vector<ClockEvent> clock_events_;
+  double last_exit_ = 0.0;  // wall time when the previous collective call returned
+  std::uint64_t next_collective_ = 0;
+  std::map<std::uint64_t, InFlight> in_flight_;
   ControlChannel control_;
 };
 
@@ -236,6 +329,51 @@ std::vector<T> Communicator::all_gather_v(std::span<const T> mine, std::vector<s
 template <Transferable T>
 void Communicator::broadcast(std::span<T> data, int root) {
   broadcast_elements(data.data(), data.size(), sizeof(T), root);
+}
+
+template <Reducible T>
+PendingCollective Communicator::start_all_reduce(std::span<T> data, ReduceOp op) {
+  std::function<void()> finish;
+  if (op == ReduceOp::Average) {
+    if constexpr (!std::is_floating_point_v<T>) {
+      throw CommError("start_all_reduce with ReduceOp::Average needs a floating-point buffer; "
+                      "use ReduceOp::Sum for integers and divide yourself");
+    } else {
+      finish = [data, ranks = static_cast<T>(size_)] {
+        for (T& x : data) x /= ranks;
+      };
+    }
+  }
+  return start_all_reduce_elements(data.data(), data.size(), mpi_datatype<T>(), sizeof(T), std::move(finish));
+}
+
+template <Transferable T>
+PendingCollective Communicator::start_all_gather(std::span<const T> mine, std::span<T> all) {
+  if (all.size() != mine.size() * static_cast<std::size_t>(size_)) {
+    throw CommError("start_all_gather: the output must hold world_size * input elements");
+  }
+  const std::vector<std::size_t> counts(static_cast<std::size_t>(size_), mine.size());
+  return start_all_gather_v_elements(mine.data(), counts, all.data(), sizeof(T));
+}
+
+template <Transferable T>
+PendingCollective Communicator::start_all_gather_v(std::span<const T> mine, std::span<const std::size_t> counts,
+                                                   std::span<T> all) {
+  if (counts.size() != static_cast<std::size_t>(size_)) {
+    throw CommError("start_all_gather_v: counts must hold one entry per rank");
+  }
+  std::size_t total = 0;
+  for (std::size_t c : counts) total += c;
+  if (mine.size() != counts[static_cast<std::size_t>(rank_)] || all.size() != total) {
+    throw CommError("start_all_gather_v: the input must hold counts[rank] elements and the output "
+                    "the sum of counts");
+  }
+  return start_all_gather_v_elements(mine.data(), counts, all.data(), sizeof(T));
+}
+
+template <Transferable T>
+PendingCollective Communicator::start_broadcast(std::span<T> data, int root) {
+  return start_broadcast_elements(data.data(), data.size(), sizeof(T), root);
 }
 
 }  // namespace lowcomm

@@ -1,0 +1,78 @@
+#pragma once
+// The simulated clock's arithmetic, without MPI (docs/network-model.md, "The simulated clock").
+// Each rank records, between two settlements, a list of clock events: a blocking collective, the
+// start of a non-blocking one, or the wait for it, each with the rank's compute before it. The
+// Communicator gathers every rank's list and hands them to SimulatedClock::settle, which replays
+// them for all ranks at once, so every rank computes the same clock.
+//
+// The rules, with c_r the clock of rank r:
+// - a collective begins when its last rank has called it (S = max_r c_r after its compute), and
+//   not before the network has finished the collectives started earlier (the ranks share their
+//   links: collectives in flight are served one after another): N = max(S, network_free);
+// - it ends at F = N + d, its duration: modelled (network.mode = simulate) or measured;
+// - a blocking collective leaves every rank at F; its exposed time is F - S;
+// - a rank waiting for a non-blocking collective at c_r is held until F: its exposed time is
+//   max(0, F - max(c_r, N)), at most d; the rest of d is hidden behind the rank's compute. For a
+//   collective started at t and waited for at t' on level ranks with an idle network, that is
+//   max(0, d - (t' - t)) exposed.
+// With Rule::Measured (network.mode = off or throttle) the clock is the ranks' wall clock instead:
+// a wait adds the time the rank really spent blocked, which is then its exposed time, and the
+// modelled duration, when there is one, minus that is hidden.
+//
+// After each settlement the ranks are level at the latest of their clocks (a training step ends
+// with an agreement between the ranks), and a collective still in flight keeps its N and F for
+// the wait of a later settlement.
+#include <cstdint>
+#include <map>
+#include <span>
+#include <vector>
+
+namespace lowcomm {
+
+enum class ClockEventKind : std::uint8_t { Blocking, Start, Wait };
+
+struct ClockEvent {
+  ClockEventKind kind;
+  std::uint64_t collective;   // the Start and Wait of one collective carry the same number
+  double compute_before_s;    // this rank's compute since its previous event
+  // Blocking: the duration (modelled, or measured on this rank); Start: the modelled duration,
+  // 0 when nothing is modelled; Wait: the measured time this rank was blocked (Rule::Measured).
+  double seconds;
+};
+
+// This rank's communication on the clock, summed over every settled collective.
+struct OverlapTotals {
+  double exposed_s = 0.0;  // the rank waited for the network
+  double hidden_s = 0.0;   // the network worked while the rank computed
+};
+
+class SimulatedClock {
+ public:
+  enum class Rule : std::uint8_t { Modelled, Measured };
+
+  explicit SimulatedClock(Rule rule) : rule_(rule) {}
+
+  // events[r] is rank r's list since the previous settlement; `rank` says whose totals to keep.
+  // Every list must hold the same collectives in the same order (kind and number): CommError
+  // otherwise. A one-element span settles one rank's own clock (network.mode = off).
+  void settle(std::span<const std::vector<ClockEvent>> events, int rank);
+
+  double settled_s() const { return settled_s_; }
+  void advance(double seconds) { settled_s_ += seconds; }
+  const OverlapTotals& totals() const { return totals_; }
+
+ private:
+  struct InFlight {
+    double begins_s;    // N
+    double ends_s;      // F
+    double duration_s;  // d
+  };
+
+  Rule rule_;
+  double settled_s_ = 0.0;
+  double network_free_s_ = 0.0;
+  std::map<std::uint64_t, InFlight> in_flight_;  // started, not yet waited for
+  OverlapTotals totals_;
+};
+
+}  // namespace lowcomm

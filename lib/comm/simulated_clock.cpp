@@ -1,0 +1,105 @@
+#include "lowcomm/comm/simulated_clock.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "lowcomm/error.hpp"
+
+namespace lowcomm {
+
+namespace {
+
+std::string_view name(ClockEventKind kind) {
+  switch (kind) {
+    case ClockEventKind::Blocking: return "blocking collective";
+    case ClockEventKind::Start: return "start";
+    case ClockEventKind::Wait: return "wait";
+  }
+  return "?";
+}
+
+void check_same_sequence(std::span<const std::vector<ClockEvent>> events) {
+  for (std::size_t r = 1; r < events.size(); ++r) {
+    if (events[r].size() != events[0].size()) {
+      throw CommError(fmt::format("simulated clock: rank {} made {} collective calls since the last settlement but "
+                                  "rank 0 made {}; every rank must run the same collectives in the same order",
+                                  r, events[r].size(), events[0].size()));
+    }
+    for (std::size_t i = 0; i < events[0].size(); ++i) {
+      const ClockEvent& a = events[0][i];
+      const ClockEvent& b = events[r][i];
+      if (a.kind != b.kind || a.collective != b.collective) {
+        throw CommError(fmt::format("simulated clock: call {} since the last settlement is the {} of collective {} "
+                                    "on rank 0 but the {} of collective {} on rank {}; every rank must start and "
+                                    "wait for its collectives in the same order",
+                                    i, name(a.kind), a.collective, name(b.kind), b.collective, r));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void SimulatedClock::settle(std::span<const std::vector<ClockEvent>> events, int rank) {
+  if (events.empty()) return;
+  check_same_sequence(events);
+  const auto me = static_cast<std::size_t>(rank);
+  const bool modelled = rule_ == Rule::Modelled;
+  std::vector<double> clock(events.size(), settled_s_);
+  auto latest = [&] { return *std::ranges::max_element(clock); };
+
+  for (std::size_t i = 0; i < events[0].size(); ++i) {
+    const ClockEvent& first = events[0][i];
+    for (std::size_t r = 0; r < events.size(); ++r) clock[r] += events[r][i].compute_before_s;
+    switch (first.kind) {
+      case ClockEventKind::Blocking: {
+        const double all_arrived = latest();
+        double duration = first.seconds;
+        if (!modelled) {
+          for (const auto& rank_events : events) duration = std::max(duration, rank_events[i].seconds);
+        }
+        const double begins = modelled ? std::max(all_arrived, network_free_s_) : all_arrived;
+        const double ends = begins + duration;
+        if (modelled) network_free_s_ = ends;
+        totals_.exposed_s += ends - all_arrived;
+        std::ranges::fill(clock, ends);
+        break;
+      }
+      case ClockEventKind::Start: {
+        const double begins = modelled ? std::max(latest(), network_free_s_) : 0.0;
+        const double ends = begins + first.seconds;
+        if (modelled) network_free_s_ = ends;
+        in_flight_[first.collective] = {begins, ends, first.seconds};
+        break;
+      }
+      case ClockEventKind::Wait: {
+        const auto found = in_flight_.find(first.collective);
+        if (found == in_flight_.end()) {
+          throw CommError(fmt::format("simulated clock: a wait for collective {}, which was never started",
+                                      first.collective));
+        }
+        const InFlight flight = found->second;
+        in_flight_.erase(found);
+        for (std::size_t r = 0; r < events.size(); ++r) {
+          double blocked = 0.0;
+          if (modelled) {
+            blocked = std::max(0.0, flight.ends_s - std::max(clock[r], flight.begins_s));
+            clock[r] = std::max(clock[r], flight.ends_s);
+          } else {
+            blocked = events[r][i].seconds;
+            clock[r] += blocked;
+          }
+          if (r == me) {
+            totals_.exposed_s += blocked;
+            totals_.hidden_s += std::max(0.0, flight.duration_s - blocked);
+          }
+        }
+        break;
+      }
+    }
+  }
+  settled_s_ = latest();
+}
+
+}  // namespace lowcomm

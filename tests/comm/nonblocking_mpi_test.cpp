@@ -1,0 +1,152 @@
+// The Communicator's non-blocking collectives on real ranks: the same data and the same bytes as
+// the blocking calls; the simulated clock's exposed time with a known compute time between start
+// and wait; throttle mode's real overlap against the simulated figure. Runs at 1-4 ranks.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <numeric>
+#include <thread>
+
+#include "lowcomm/comm/communicator.hpp"
+
+namespace lowcomm {
+namespace {
+
+void compute_for(double seconds) { std::this_thread::sleep_for(std::chrono::duration<double>(seconds)); }
+
+double wall_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void expect_same_traffic(const Communicator& a, const Communicator& b) {
+  EXPECT_EQ(a.totals().calls, b.totals().calls);
+  EXPECT_EQ(a.totals().bytes_sent, b.totals().bytes_sent);
+  EXPECT_EQ(a.totals().bytes_received, b.totals().bytes_received);
+  EXPECT_DOUBLE_EQ(a.totals().modelled_s, b.totals().modelled_s);
+  for (const CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::Broadcast}) {
+    EXPECT_EQ(a.totals(kind).bytes_sent, b.totals(kind).bytes_sent) << to_string(kind);
+  }
+}
+
+const NetworkModel kSlowLink(Link{.latency_s = 0.01, .upload_bytes_per_s = 1e6, .download_bytes_per_s = 1e6});
+
+TEST(NonBlocking, EveryCollectiveGivesTheBlockingDataAndBytes) {
+  Communicator blocking(MPI_COMM_WORLD, {.network = kSlowLink, .mode = NetworkMode::Simulate});
+  Communicator overlapped(MPI_COMM_WORLD, {.network = kSlowLink, .mode = NetworkMode::Simulate});
+  const int w = blocking.size(), r = blocking.rank();
+  const auto ranks = static_cast<std::size_t>(w);
+
+  // Integers, so that the sum's order cannot matter; the average on floats that sum exactly.
+  std::vector<std::int64_t> sum_a(37), sum_b(37);
+  std::iota(sum_a.begin(), sum_a.end(), 100 * r);
+  sum_b = sum_a;
+  std::vector<double> mean_a(5, 2.0 * r), mean_b = mean_a;
+  blocking.all_reduce(std::span(sum_a), ReduceOp::Sum);
+  blocking.all_reduce(std::span(mean_a), ReduceOp::Average);
+  PendingCollective s = overlapped.start_all_reduce(std::span(sum_b), ReduceOp::Sum);
+  PendingCollective m = overlapped.start_all_reduce(std::span(mean_b), ReduceOp::Average);
+  s.wait();
+  m.wait();
+  EXPECT_EQ(sum_a, sum_b);
+  EXPECT_EQ(mean_a, mean_b);
+  EXPECT_DOUBLE_EQ(mean_b[0], static_cast<double>(w - 1));
+
+  // 16-bit sums of small integers are exact in any order.
+  std::vector<std::uint16_t> half_a(9, kernels::float_to_bf16(static_cast<float>(r + 1))), half_b = half_a;
+  blocking.all_reduce_16bit(std::span(half_a), kernels::ValueType::BF16);
+  overlapped.start_all_reduce_16bit(std::span(half_b), kernels::ValueType::BF16).wait();
+  EXPECT_EQ(half_a, half_b);
+
+  const std::vector<float> mine(11, static_cast<float>(r));
+  std::vector<float> all_a(11 * ranks), all_b(11 * ranks, -1.0f);
+  blocking.all_gather(std::span<const float>(mine), std::span(all_a));
+  overlapped.start_all_gather(std::span<const float>(mine), std::span(all_b)).wait();
+  EXPECT_EQ(all_a, all_b);
+
+  std::vector<std::size_t> counts(ranks);
+  for (std::size_t q = 0; q < ranks; ++q) counts[q] = 3 * q + 1;
+  const std::vector<std::byte> block(counts[static_cast<std::size_t>(r)], std::byte(r));
+  std::vector<std::byte> v_a(std::accumulate(counts.begin(), counts.end(), std::size_t{0})), v_b(v_a.size());
+  blocking.all_gather_v(std::span<const std::byte>(block), std::span<const std::size_t>(counts), std::span(v_a));
+  PendingCollective g = overlapped.start_all_gather_v(std::span<const std::byte>(block),
+                                                      std::span<const std::size_t>(counts), std::span(v_b));
+  while (!g.test()) {
+  }
+  g.wait();
+  EXPECT_EQ(v_a, v_b);
+
+  std::vector<int> root_a(4, r), root_b(4, r);
+  blocking.broadcast(std::span(root_a), w - 1);
+  overlapped.start_broadcast(std::span(root_b), w - 1).wait();
+  EXPECT_EQ(root_a, root_b);
+  EXPECT_EQ(root_b[0], w - 1);
+
+  expect_same_traffic(blocking, overlapped);
+  blocking.synchronize_clock();
+  overlapped.synchronize_clock();
+  // Waited for at once, in order: the same clock, and all of it exposed but for the few
+  // microseconds between each start and its wait.
+  EXPECT_NEAR(overlapped.simulated_seconds(), blocking.simulated_seconds(), 0.05);
+  EXPECT_NEAR(overlapped.overlap().exposed_s, blocking.overlap().exposed_s, 1e-3);
+  EXPECT_NEAR(overlapped.overlap().hidden_s, 0.0, 1e-3);
+}
+
+// Started at t, waited for at t' = t + c: exposed max(0, d - c), hidden the rest of d.
+TEST(NonBlocking, TheClockExposesWhatComputeDidNotHide) {
+  const NetworkModel link(Link{.latency_s = 0.2, .upload_bytes_per_s = 1e9, .download_bytes_per_s = 1e9});
+  for (const double c : {0.1, 0.5}) {
+    Communicator comm(MPI_COMM_WORLD, {.network = link, .mode = NetworkMode::Simulate});
+    std::vector<float> v(1000, 1.0f);
+    comm.synchronize_clock();
+    const double before = comm.simulated_seconds();
+    PendingCollective pending = comm.start_all_reduce(std::span(v), ReduceOp::Sum);
+    compute_for(c);
+    pending.wait();
+    comm.synchronize_clock();
+    const double d = comm.totals().modelled_s;
+    if (comm.size() == 1) {
+      EXPECT_EQ(d, 0.0);  // one rank sends nothing
+      continue;
+    }
+    ASSERT_GT(d, 0.2);
+    // Sleeping takes at least c, a little more on a busy machine: hidden is at least min(c, d).
+    EXPECT_LE(comm.overlap().exposed_s, std::max(0.0, d - c) + 1e-9) << "c = " << c;
+    EXPECT_GE(comm.overlap().exposed_s, std::max(0.0, d - c) - 0.05) << "c = " << c;
+    EXPECT_NEAR(comm.overlap().exposed_s + comm.overlap().hidden_s, d, 1e-9);
+    EXPECT_GE(comm.simulated_seconds() - before, std::max(c, d));
+    EXPECT_LT(comm.simulated_seconds() - before, std::max(c, d) + 0.1);
+    EXPECT_FLOAT_EQ(v[0], static_cast<float>(comm.size()));
+  }
+}
+
+// Throttle holds the real exchange for its modelled time from the start without blocking the
+// compute, so a step of compute c around a collective of modelled time d takes max(c, d) of
+// wall time, as the simulated clock says, within 10 %.
+TEST(NonBlocking, ThrottleOverlapMatchesTheSimulatedClock) {
+  const NetworkModel link(Link{.latency_s = 0.1, .upload_bytes_per_s = 1e9, .download_bytes_per_s = 1e9});
+  for (const double c : {0.1, 0.6}) {
+    Communicator throttled(MPI_COMM_WORLD, {.network = link, .mode = NetworkMode::Throttle});
+    Communicator simulated(MPI_COMM_WORLD, {.network = link, .mode = NetworkMode::Simulate});
+    if (throttled.size() == 1) GTEST_SKIP() << "one rank sends nothing";
+    std::vector<float> v(1000, 1.0f);
+    auto step = [&](Communicator& comm) {
+      comm.barrier();
+      comm.synchronize_clock();
+      const double wall = wall_now(), clock = comm.simulated_seconds();
+      PendingCollective pending = comm.start_all_reduce(std::span(v), ReduceOp::Sum);
+      compute_for(c);
+      pending.wait();
+      comm.synchronize_clock();
+      return std::pair{wall_now() - wall, comm.simulated_seconds() - clock};
+    };
+    const auto [throttled_wall, throttled_clock] = step(throttled);
+    const auto [simulated_wall, simulated_clock] = step(simulated);
+    const double d = simulated.totals().modelled_s - simulated.totals(CollectiveKind::Barrier).modelled_s;
+    EXPECT_GE(throttled_wall, std::max(c, d)) << "c = " << c;
+    EXPECT_NEAR(throttled_clock, simulated_clock, 0.1 * simulated_clock) << "c = " << c;
+    EXPECT_LT(simulated_wall, c + 0.1) << "simulate mode must not sleep";
+  }
+}
+
+}  // namespace
+}  // namespace lowcomm
