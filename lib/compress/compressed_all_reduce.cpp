@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 
 #include "gathered_frames.hpp"
 #include "lowcomm/core/timing.hpp"
@@ -64,31 +65,114 @@ UnitContext CompressedAllReduce::context(const Unit& unit, std::uint64_t step) c
           .execution = execution_};
 }
 
-SyncReport CompressedAllReduce::run(std::uint64_t step, std::span<const std::span<const float>> gradients,
-                                    std::span<const std::span<float>> aggregates) {
-  if (gradients.size() != tensors_.size() || aggregates.size() != tensors_.size()) {
-    throw Error(fmt::format("CompressedAllReduce: expected {} gradients and aggregates, got {} and {}",
-                            tensors_.size(), gradients.size(), aggregates.size()));
+// A round's collectives, started by begin_exchange and completed by end_exchange, with what
+// end_exchange needs to hand each unit its part.
+struct CompressedAllReduce::RoundExchange {
+  std::vector<PendingCollective> pending;  // empty when the collectives ran blocking
+  std::vector<bool> summing;  // per unit: it sent a Sum message
+  std::vector<std::pair<std::size_t, std::size_t>> sum_ranges;  // per unit: offset, length in summed_
+  struct SixteenBit {
+    kernels::ValueType wire;
+    std::size_t begin, length;  // the range of summed_ (and of summed_16bit_) it carries
+  };
+  std::vector<SixteenBit> sixteen_bit;
+  std::vector<std::size_t> gathering;  // the units of the all-gather, in frame order
+  std::vector<std::size_t> sizes;      // their payload sizes (fixed sizes only)
+  std::vector<std::size_t> counts;     // bytes per rank of the all-gather
+  std::vector<std::byte> mine;         // this rank's frame
+  bool fixed_sizes = true;
+};
+
+// One step from start() to finish().
+struct CompressedAllReduce::Flight {
+  std::uint64_t step = 0;
+  SyncReport report;
+  CommCounters before;
+  std::vector<std::optional<Message>> messages;
+  std::vector<std::vector<float>> fused_in;  // the inputs of units of several tensors
+  RoundExchange exchange;
+};
+
+CompressedAllReduce::~CompressedAllReduce() = default;
+
+void CompressedAllReduce::check_shapes(std::span<const std::span<const float>> gradients) const {
+  if (gradients.size() != tensors_.size()) {
+    throw Error(fmt::format("CompressedAllReduce: expected {} tensors, got {}", tensors_.size(), gradients.size()));
   }
   for (std::size_t t = 0; t < tensors_.size(); ++t) {
     const auto n = static_cast<std::size_t>(tensors_[t].numel());
-    if (gradients[t].size() != n || aggregates[t].size() != n) {
-      throw Error(fmt::format("CompressedAllReduce: tensor '{}' has {} elements, got a gradient of {} and "
-                              "an output of {}", tensors_[t].name, n, gradients[t].size(), aggregates[t].size()));
+    if (gradients[t].size() != n) {
+      throw Error(fmt::format("CompressedAllReduce: tensor '{}' has {} elements, got {}", tensors_[t].name, n,
+                              gradients[t].size()));
     }
   }
-  SyncReport report;
-  const CommCounters before = comm_.totals();
+}
 
-  // Units of several tensors work on fused copies; a unit of one tensor uses its spans directly.
-  std::vector<std::vector<float>> fused_in(units_.size()), fused_out(units_.size());
-  auto input_of = [&](std::size_t u) -> std::span<const float> {
+void CompressedAllReduce::check_message(Flight& flight, std::size_t u, int round, const Message& message) const {
+  const Aggregation aggregation = compressor_->aggregation();
+  const bool allowed = aggregation == Aggregation::MultiRound ||
+                       (round == 0 && (aggregation == Aggregation::Summable) == (message.exchange == Exchange::Sum));
+  if (!allowed) {
+    throw Error(fmt::format("compressor declared {} aggregation but sent a {} message in round {} of unit '{}'",
+                            to_string(aggregation), message.exchange == Exchange::Sum ? "sum" : "gather", round,
+                            units_[u].name));
+  }
+  const auto expected = compressor_->wire_bytes(context(units_[u], flight.step), round);
+  if (expected && *expected != message.wire_bytes()) {
+    throw Error(fmt::format("compressor declared {} payload bytes for unit '{}' round {} but sent {}", *expected,
+                            units_[u].name, round, message.wire_bytes()));
+  }
+  flight.report.payload_bytes += message.wire_bytes();
+}
+
+SyncReport CompressedAllReduce::run(std::uint64_t step, std::span<const std::span<const float>> gradients,
+                                    std::span<const std::span<float>> aggregates) {
+  begin(step, gradients, /*overlap=*/false);
+  return finish(aggregates);
+}
+
+void CompressedAllReduce::start(std::uint64_t step, std::span<const std::span<const float>> gradients) {
+  begin(step, gradients, /*overlap=*/true);
+}
+
+void CompressedAllReduce::begin(std::uint64_t step, std::span<const std::span<const float>> gradients, bool overlap) {
+  if (flight_) throw Error(fmt::format("CompressedAllReduce: step {} started while step {} is in flight", step,
+                                       flight_->step));
+  check_shapes(gradients);
+  auto flight = std::make_unique<Flight>();
+  flight->step = step;
+  flight->before = comm_.totals();
+  flight->messages.resize(units_.size());
+  flight->fused_in.resize(units_.size());
+
+  // Units of several tensors work on fused copies; a unit of one tensor uses its span directly.
+  const auto start = SteadyClock::now();
+  for (std::size_t u = 0; u < units_.size(); ++u) {
     const Unit& unit = units_[u];
-    if (unit.tensors.size() == 1) return gradients[unit.tensors[0]];
-    fused_in[u].clear();
-    for (std::size_t t : unit.tensors) fused_in[u].insert(fused_in[u].end(), gradients[t].begin(), gradients[t].end());
-    return fused_in[u];
-  };
+    std::span<const float> input = gradients[unit.tensors[0]];
+    if (unit.tensors.size() > 1) {
+      for (std::size_t t : unit.tensors) {
+        flight->fused_in[u].insert(flight->fused_in[u].end(), gradients[t].begin(), gradients[t].end());
+      }
+      input = flight->fused_in[u];
+    }
+    flight->messages[u] = compressor_->encode(context(unit, step), input, scratch_[u]);
+    check_message(*flight, u, 0, *flight->messages[u]);
+  }
+  flight->report.codec_s += seconds_since(start);
+  flight->exchange = begin_exchange(flight->messages, 0, step, overlap);
+  flight_ = std::move(flight);
+}
+
+SyncReport CompressedAllReduce::finish(std::span<const std::span<float>> aggregates) {
+  if (!flight_) throw Error("CompressedAllReduce: finish() without start()");
+  std::unique_ptr<Flight> flight = std::move(flight_);
+  std::vector<std::span<const float>> shapes(aggregates.begin(), aggregates.end());
+  check_shapes(shapes);
+  const std::uint64_t step = flight->step;
+  std::vector<std::optional<Message>>& messages = flight->messages;
+
+  std::vector<std::vector<float>> fused_out(units_.size());
   auto output_of = [&](std::size_t u) -> std::span<float> {
     const Unit& unit = units_[u];
     if (unit.tensors.size() == 1) return aggregates[unit.tensors[0]];
@@ -96,48 +180,24 @@ SyncReport CompressedAllReduce::run(std::uint64_t step, std::span<const std::spa
     return fused_out[u];
   };
 
-  std::vector<std::optional<Message>> messages(units_.size());
-  auto check_message = [&](std::size_t u, int round, const Message& message) {
-    const Aggregation aggregation = compressor_->aggregation();
-    const bool allowed = aggregation == Aggregation::MultiRound ||
-                         (round == 0 && (aggregation == Aggregation::Summable) ==
-                                            (message.exchange == Exchange::Sum));
-    if (!allowed) {
-      throw Error(fmt::format("compressor declared {} aggregation but sent a {} message in round {} of unit '{}'",
-                              to_string(aggregation),
-                              message.exchange == Exchange::Sum ? "sum" : "gather", round, units_[u].name));
-    }
-    const auto expected = compressor_->wire_bytes(context(units_[u], step), round);
-    if (expected && *expected != message.wire_bytes()) {
-      throw Error(fmt::format("compressor declared {} payload bytes for unit '{}' round {} but sent {}", *expected,
-                              units_[u].name, round, message.wire_bytes()));
-    }
-    report.payload_bytes += message.wire_bytes();
-  };
-
-  auto start = SteadyClock::now();
-  for (std::size_t u = 0; u < units_.size(); ++u) {
-    messages[u] = compressor_->encode(context(units_[u], step), input_of(u), scratch_[u]);
-    check_message(u, 0, *messages[u]);
-  }
-  report.codec_s += seconds_since(start);
-
   std::vector<Received> received(units_.size());
   for (int round = 0;; ++round) {
-    const bool any = std::ranges::any_of(messages, [](const auto& m) { return m.has_value(); });
-    if (!any) break;
-    exchange(messages, round, step, received);
-    report.rounds = round + 1;
-    start = SteadyClock::now();
+    if (round > 0) {
+      const bool any = std::ranges::any_of(messages, [](const auto& m) { return m.has_value(); });
+      if (!any) break;
+      flight->exchange = begin_exchange(messages, round, step, /*overlap=*/false);
+    }
+    end_exchange(flight->exchange, received);
+    flight->report.rounds = round + 1;
+    const auto start = SteadyClock::now();
     for (std::size_t u = 0; u < units_.size(); ++u) {
       if (!messages[u]) continue;
-      const std::span<float> out = round == 0 || units_[u].tensors.size() == 1
-                                       ? output_of(u)
-                                       : std::span<float>(fused_out[u]);
+      const std::span<float> out = round == 0 || units_[u].tensors.size() == 1 ? output_of(u)
+                                                                                : std::span<float>(fused_out[u]);
       messages[u] = compressor_->decode(context(units_[u], step), round, received[u], scratch_[u], out);
-      if (messages[u]) check_message(u, round + 1, *messages[u]);
+      if (messages[u]) check_message(*flight, u, round + 1, *messages[u]);
     }
-    report.codec_s += seconds_since(start);
+    flight->report.codec_s += seconds_since(start);
   }
 
   for (std::size_t u = 0; u < units_.size(); ++u) {
@@ -148,78 +208,111 @@ SyncReport CompressedAllReduce::run(std::uint64_t step, std::span<const std::spa
       offset += aggregates[t].size();
     }
   }
-  report.comm = comm_.totals() - before;
-  return report;
+  flight->report.comm = comm_.totals() - flight->before;
+  return flight->report;
 }
 
-void CompressedAllReduce::exchange(std::vector<std::optional<Message>>& messages, int round, std::uint64_t step,
-                                   std::vector<Received>& received) {
+CompressedAllReduce::RoundExchange CompressedAllReduce::begin_exchange(const std::vector<std::optional<Message>>& messages,
+                                                                  int round, std::uint64_t step, bool overlap) {
+  RoundExchange exchange;
   std::vector<float>& summed = summed_;
-  std::vector<std::byte>& gathered = gathered_;
-  const int world = comm_.size();
-  for (Received& r : received) r = Received{};
 
   // Every Sum message of the round travelling as the same value type: one all-reduce of their
   // concatenation (fp32 first, then fp16, then bf16, each range its own collective).
   summed.clear();
-  std::vector<std::pair<std::size_t, std::size_t>> sum_ranges(messages.size(), {0, 0});
+  exchange.summing.assign(messages.size(), false);
+  exchange.sum_ranges.assign(messages.size(), {0, 0});
   for (const kernels::ValueType wire : {kernels::ValueType::F32, kernels::ValueType::F16, kernels::ValueType::BF16}) {
     const std::size_t begin = summed.size();
     for (std::size_t u = 0; u < messages.size(); ++u) {
       if (!messages[u] || messages[u]->exchange != Exchange::Sum || messages[u]->wire != wire) continue;
       const std::span<const float> values = messages[u]->sum_values();
-      sum_ranges[u] = {summed.size(), values.size()};
+      exchange.summing[u] = true;
+      exchange.sum_ranges[u] = {summed.size(), values.size()};
       summed.insert(summed.end(), values.begin(), values.end());
     }
-    const std::span<float> range = std::span<float>(summed).subspan(begin);
-    if (range.empty()) continue;
-    if (wire == kernels::ValueType::F32) {
-      comm_.all_reduce(range, ReduceOp::Sum);
-    } else {
-      summed_16bit_.resize(range.size());
-      const std::span<std::uint16_t> bits(summed_16bit_);
-      kernels::encode_values(range, wire, std::as_writable_bytes(bits));
-      comm_.all_reduce_16bit(bits, wire);
-      kernels::decode_values(std::as_bytes(bits), wire, range);
+    if (summed.size() > begin && wire != kernels::ValueType::F32) {
+      exchange.sixteen_bit.push_back({wire, begin, summed.size() - begin});
     }
   }
-  for (std::size_t u = 0; u < messages.size(); ++u) {
-    if (messages[u] && messages[u]->exchange == Exchange::Sum) {
-      received[u].sum = std::span<const float>(summed).subspan(sum_ranges[u].first, sum_ranges[u].second);
+  // The buffers are complete before any collective starts: a non-blocking one must not see them
+  // reallocated.
+  const std::size_t fp32_end = exchange.sixteen_bit.empty() ? summed.size() : exchange.sixteen_bit.front().begin;
+  summed_16bit_.resize(summed.size() - fp32_end);
+  if (fp32_end > 0) {
+    const std::span<float> range = std::span<float>(summed).first(fp32_end);
+    if (overlap) {
+      exchange.pending.push_back(comm_.start_all_reduce(range, ReduceOp::Sum));
+    } else {
+      comm_.all_reduce(range, ReduceOp::Sum);
+    }
+  }
+  for (const RoundExchange::SixteenBit& part : exchange.sixteen_bit) {
+    const std::span<std::uint16_t> bits = std::span(summed_16bit_).subspan(part.begin - fp32_end, part.length);
+    kernels::encode_values(std::span<const float>(summed).subspan(part.begin, part.length), part.wire,
+                           std::as_writable_bytes(bits));
+    if (overlap) {
+      exchange.pending.push_back(comm_.start_all_reduce_16bit(bits, part.wire));
+    } else {
+      comm_.all_reduce_16bit(bits, part.wire);
     }
   }
 
   // Every GatherBytes message of the round: one all-gather. Fixed-size payloads (declared by the
   // compressor, identical on every rank) need no size table.
-  std::vector<std::size_t> gathering;
-  bool fixed_sizes = true;
   for (std::size_t u = 0; u < messages.size(); ++u) {
     if (!messages[u] || messages[u]->exchange != Exchange::GatherBytes) continue;
-    gathering.push_back(u);
-    fixed_sizes = fixed_sizes && compressor_->wire_bytes(context(units_[u], step), round).has_value();
+    exchange.gathering.push_back(u);
+    exchange.fixed_sizes = exchange.fixed_sizes && compressor_->wire_bytes(context(units_[u], step), round).has_value();
   }
-  if (gathering.empty()) return;
+  if (exchange.gathering.empty()) return exchange;
   std::vector<std::span<const std::byte>> payloads;
-  std::vector<std::size_t> sizes;
-  for (std::size_t u : gathering) {
+  for (std::size_t u : exchange.gathering) {
     payloads.emplace_back(messages[u]->bytes);
-    sizes.push_back(messages[u]->bytes.size());
+    exchange.sizes.push_back(messages[u]->bytes.size());
   }
-  const std::vector<std::byte> mine = compress_detail::frame_payloads(payloads, !fixed_sizes);
-
-  std::vector<std::size_t> counts;
-  if (fixed_sizes) {
-    counts.assign(static_cast<std::size_t>(world), mine.size());
-    gathered.resize(mine.size() * static_cast<std::size_t>(world));
-    comm_.all_gather_v(std::span<const std::byte>(mine), std::span<const std::size_t>(counts),
-                       std::span<std::byte>(gathered));
+  exchange.mine = compress_detail::frame_payloads(payloads, !exchange.fixed_sizes);
+  const auto world = static_cast<std::size_t>(comm_.size());
+  if (exchange.fixed_sizes) {
+    exchange.counts.assign(world, exchange.mine.size());
   } else {
-    gathered = comm_.all_gather_v(std::span<const std::byte>(mine), &counts);
+    // The sizes first (one 8-byte count per rank, counted), blocking: the data's layout needs them.
+    const auto mine = static_cast<std::uint64_t>(exchange.mine.size());
+    std::vector<std::uint64_t> counts(world);
+    comm_.all_gather(std::span<const std::uint64_t>(&mine, 1), std::span<std::uint64_t>(counts));
+    exchange.counts.assign(counts.begin(), counts.end());
   }
-  auto split = compress_detail::split_frames(gathered, counts, gathering.size(),
-                                             fixed_sizes ? std::optional(std::span<const std::size_t>(sizes))
-                                                         : std::nullopt);
-  for (std::size_t g = 0; g < gathering.size(); ++g) received[gathering[g]].gathered = std::move(split[g]);
+  gathered_.resize(std::accumulate(exchange.counts.begin(), exchange.counts.end(), std::size_t{0}));
+  const std::span<const std::byte> mine(exchange.mine);
+  const std::span<const std::size_t> counts(exchange.counts);
+  if (overlap) {
+    exchange.pending.push_back(comm_.start_all_gather_v(mine, counts, std::span<std::byte>(gathered_)));
+  } else {
+    comm_.all_gather_v(mine, counts, std::span<std::byte>(gathered_));
+  }
+  return exchange;
+}
+
+void CompressedAllReduce::end_exchange(RoundExchange& exchange, std::vector<Received>& received) {
+  for (PendingCollective& pending : exchange.pending) pending.wait();
+  for (Received& r : received) r = Received{};
+  const std::size_t fp32_end = exchange.sixteen_bit.empty() ? summed_.size() : exchange.sixteen_bit.front().begin;
+  for (const RoundExchange::SixteenBit& part : exchange.sixteen_bit) {
+    kernels::decode_values(std::as_bytes(std::span(summed_16bit_).subspan(part.begin - fp32_end, part.length)),
+                           part.wire, std::span<float>(summed_).subspan(part.begin, part.length));
+  }
+  for (std::size_t u = 0; u < received.size(); ++u) {
+    if (exchange.summing[u]) {
+      received[u].sum = std::span<const float>(summed_).subspan(exchange.sum_ranges[u].first, exchange.sum_ranges[u].second);
+    }
+  }
+  if (exchange.gathering.empty()) return;
+  auto split = compress_detail::split_frames(
+      gathered_, exchange.counts, exchange.gathering.size(),
+      exchange.fixed_sizes ? std::optional(std::span<const std::size_t>(exchange.sizes)) : std::nullopt);
+  for (std::size_t g = 0; g < exchange.gathering.size(); ++g) {
+    received[exchange.gathering[g]].gathered = std::move(split[g]);
+  }
 }
 
 }  // namespace lowcomm

@@ -3,7 +3,9 @@
 // strategy (and DiLoCo's outer step, and `lowcomm replay`) calls once per step. It cuts the
 // tensors into units by the chosen granularity, runs the compressor's rounds, and fuses the
 // messages of each round into one collective per exchange kind: every Sum message of a
-// round is one all-reduce, every GatherBytes message one all-gather.
+// round is one all-reduce, every GatherBytes message one all-gather. run() does a whole step;
+// start() and finish() split it so that the first round's exchange runs while the caller
+// computes (DeMo's pipelined step).
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -35,6 +37,21 @@ class CompressedAllReduce {
   SyncReport run(std::uint64_t step, std::span<const std::span<const float>> gradients,
                  std::span<const std::span<float>> aggregates);
 
+  // run() in two halves. start() encodes and starts the first round's collectives without
+  // blocking (non-blocking MPI; a variable-size all-gather first exchanges its sizes, blocking);
+  // the gradients must stay untouched until finish(), which waits for the exchange, decodes into
+  // the aggregates and runs any further rounds (PowerSGD's second) blocking. Between the two the
+  // rank may compute but must not start another step of this object. Bytes are those of run();
+  // with three or more ranks a Sum exchange may differ from run()'s in its last bits (MPI's
+  // non-blocking all-reduce may add in another order).
+  void start(std::uint64_t step, std::span<const std::span<const float>> gradients);
+  SyncReport finish(std::span<const std::span<float>> aggregates);
+  bool in_flight() const { return flight_ != nullptr; }
+
+  ~CompressedAllReduce();  // waits for an exchange still in flight
+  CompressedAllReduce(const CompressedAllReduce&) = delete;
+  CompressedAllReduce& operator=(const CompressedAllReduce&) = delete;
+
   Compressor& compressor() { return *compressor_; }
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
 
@@ -46,9 +63,15 @@ class CompressedAllReduce {
     std::vector<std::size_t> tensors;  // indices into tensors_, fused in this order
     std::int64_t numel;
   };
+  struct Flight;    // one step between start and finish
+  struct RoundExchange;  // one round's collectives, from begin_exchange to end_exchange
   UnitContext context(const Unit& unit, std::uint64_t step) const;
-  void exchange(std::vector<std::optional<Message>>& messages, int round, std::uint64_t step,
-                std::vector<Received>& received);
+  void check_shapes(std::span<const std::span<const float>> gradients) const;
+  void check_message(Flight& flight, std::size_t unit, int round, const Message& message) const;
+  void begin(std::uint64_t step, std::span<const std::span<const float>> gradients, bool overlap);
+  RoundExchange begin_exchange(const std::vector<std::optional<Message>>& messages, int round, std::uint64_t step,
+                          bool overlap);
+  void end_exchange(RoundExchange& exchange, std::vector<Received>& received);
 
   Communicator& comm_;
   std::unique_ptr<Compressor> compressor_;
@@ -63,6 +86,7 @@ class CompressedAllReduce {
   std::vector<std::uint16_t> summed_16bit_;  // fp16/bf16 sums on the wire
   std::uint64_t shared_seed_;
   ExecutionContext execution_;
+  std::unique_ptr<Flight> flight_;  // set between start() and finish()
 };
 
 }  // namespace lowcomm
