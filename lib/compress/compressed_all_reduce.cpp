@@ -93,6 +93,14 @@ struct CompressedAllReduce::Flight {
   RoundExchange exchange;
 };
 
+SyncReport& SyncReport::operator+=(const SyncReport& other) {
+  comm += other.comm;
+  codec_s += other.codec_s;
+  payload_bytes += other.payload_bytes;
+  rounds = std::max(rounds, other.rounds);
+  return *this;
+}
+
 CompressedAllReduce::~CompressedAllReduce() = default;
 
 void CompressedAllReduce::check_shapes(std::span<const std::span<const float>> gradients) const {
@@ -127,15 +135,16 @@ void CompressedAllReduce::check_message(Flight& flight, std::size_t u, int round
 
 SyncReport CompressedAllReduce::run(std::uint64_t step, std::span<const std::span<const float>> gradients,
                                     std::span<const std::span<float>> aggregates) {
-  begin(step, gradients, /*overlap=*/false);
-  return finish(aggregates);
+  SyncReport report = begin(step, gradients, /*overlap=*/false);
+  report += finish(aggregates);
+  return report;
 }
 
-void CompressedAllReduce::start(std::uint64_t step, std::span<const std::span<const float>> gradients) {
-  begin(step, gradients, /*overlap=*/true);
+SyncReport CompressedAllReduce::start(std::uint64_t step, std::span<const std::span<const float>> gradients) {
+  return begin(step, gradients, /*overlap=*/true);
 }
 
-void CompressedAllReduce::begin(std::uint64_t step, std::span<const std::span<const float>> gradients, bool overlap) {
+SyncReport CompressedAllReduce::begin(std::uint64_t step, std::span<const std::span<const float>> gradients, bool overlap) {
   if (flight_) throw Error(fmt::format("CompressedAllReduce: step {} started while step {} is in flight", step,
                                        flight_->step));
   check_shapes(gradients);
@@ -161,12 +170,17 @@ void CompressedAllReduce::begin(std::uint64_t step, std::span<const std::span<co
   }
   flight->report.codec_s += seconds_since(start);
   flight->exchange = begin_exchange(flight->messages, 0, step, overlap);
+  flight->report.comm = comm_.totals() - flight->before;
+  SyncReport started = flight->report;
+  flight->report = SyncReport{};  // finish() reports its own share
   flight_ = std::move(flight);
+  return started;
 }
 
 SyncReport CompressedAllReduce::finish(std::span<const std::span<float>> aggregates) {
   if (!flight_) throw Error("CompressedAllReduce: finish() without start()");
   std::unique_ptr<Flight> flight = std::move(flight_);
+  flight->before = comm_.totals();
   std::vector<std::span<const float>> shapes(aggregates.begin(), aggregates.end());
   check_shapes(shapes);
   const std::uint64_t step = flight->step;

@@ -8,9 +8,14 @@
 // (strategy.demo.compression_topk / _chunk / wire), or any registered compressor named by
 // strategy.demo.transport, configured by its own compressor.<name>.* keys.
 //
-// `stale = true` is the one-step-stale pipeline Psyche runs (the exchange of step t overlaps the
-// next step's compute): step t applies the aggregate of step t − 1 with step t's η, and the first
-// step only transmits. Psyche's "lookahead" correction of the stale update is not implemented.
+// `stale = true` is the one-step-stale pipeline Psyche runs: step t applies the aggregate of step
+// t − 1 with step t's η, and the first step only transmits. The exchange of step t is really in
+// flight while the caller computes step t + 1's forward and backward: step() starts it and
+// returns, and the next step() waits for it (CompressedAllReduce::start / finish), so the
+// simulated clock hides it behind that compute. The parameters are those of the blocking order
+// (decay, apply G_{t-1}; the momentum never depends on the parameters), bitwise for a gathering
+// transport such as dct_topk. Psyche's "lookahead" correction of the stale update is not
+// implemented.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -107,8 +112,7 @@ void warn_about_small_blocks(const StrategySetup& setup, std::int64_t chunk) {
 class Demo final : public Strategy {
  public:
   Demo(const StrategySetup& setup, DemoOptions options)
-      : options_(options), scaled_(setup.tensors), aggregate_(setup.tensors),
-        pending_(options.stale ? TensorBuffers(setup.tensors) : TensorBuffers()) {
+      : options_(options), scaled_(setup.tensors), aggregate_(setup.tensors) {
     const Config config = transport_config(setup.config);
     // The momentum δ lives in this wrapper: state key "momentum/residual/<unit id>".
     sync_ = make_compressed_sync(
@@ -124,50 +128,70 @@ class Demo final : public Strategy {
                           std::span<const std::span<const float>> grads) override {
     if (!(lr >= 0) || !std::isfinite(lr)) throw Error(fmt::format("demo: learning rate {} at step {}", lr, step));
     const auto eta = static_cast<float>(lr);
-    auto start = SteadyClock::now();
-    if (options_.weight_decay != 0.0) {
-      const auto factor = static_cast<float>(1.0 - lr * options_.weight_decay);
-      for (const std::span<float> x : params) {
-        for (float& v : x) v *= factor;
+    StrategyStepReport report;
+    report.synchronized = true;
+    if (options_.stale) {
+      // The previous step's exchange has run during this step's forward and backward.
+      if (sync_->in_flight()) {
+        report.sync += sync_->finish(aggregate_.views());
+        has_pending_ = true;
       }
     }
+    auto start = SteadyClock::now();
+    decay_weights(params, lr);
+    scale_gradients(grads, eta);
+    if (options_.stale && has_pending_) apply_sign(params, aggregate_, eta);
+    report.update_s = seconds_since(start);
+
+    if (options_.stale) {
+      report.sync += sync_->start(step, scaled_.const_views());  // waited for by the next step
+      return report;
+    }
+    report.sync = sync_->run(step, scaled_.const_views(), aggregate_.views());
+    start = SteadyClock::now();
+    apply_sign(params, aggregate_, eta);
+    report.update_s += seconds_since(start);
+    return report;
+  }
+
+  // A checkpoint of the stale pipeline holds the aggregate in flight, decoded: saving waits for it
+  // (collective, as every rank saves at the same step), and the next step applies it as it would
+  // have. The stored state is what it was before the exchange overlapped.
+  void save_state(StateDict& state, std::string_view prefix) const override {
+    if (sync_->in_flight()) {
+      sync_->finish(aggregate_.views());
+      has_pending_ = true;
+    }
+    const std::string p(prefix);
+    sync_->compressor().save_state(state, p + "momentum/");
+    state.put(p + "has_pending", has_pending_ ? 1 : 0);
+    if (has_pending_) aggregate_.save(state, p + "pending");
+  }
+  void load_state(const StateDict& state, std::string_view prefix) override {
+    if (sync_->in_flight()) throw Error("demo: load_state while an exchange is in flight");
+    const std::string p(prefix);
+    sync_->compressor().load_state(state, p + "momentum/");
+    has_pending_ = state.integer(p + "has_pending") != 0;
+    if (has_pending_) aggregate_.load(state, p + "pending");
+  }
+
+ private:
+  void decay_weights(std::span<const std::span<float>> params, double lr) const {
+    if (options_.weight_decay == 0.0) return;
+    const auto factor = static_cast<float>(1.0 - lr * options_.weight_decay);
+    for (const std::span<float> x : params) {
+      for (float& v : x) v *= factor;
+    }
+  }
+
+  void scale_gradients(std::span<const std::span<const float>> grads, float eta) {
     for (std::size_t t = 0; t < grads.size(); ++t) {
       const std::span<const float> g = grads[t];
       const std::span<float> s = scaled_.views()[t];
       for (std::size_t i = 0; i < g.size(); ++i) s[i] = eta * g[i];
     }
-    double update_s = seconds_since(start);
-
-    StrategyStepReport report;
-    report.synchronized = true;
-    report.sync = sync_->run(step, scaled_.const_views(), aggregate_.views());
-
-    start = SteadyClock::now();
-    if (options_.stale) {
-      if (has_pending_) apply_sign(params, pending_, eta);
-      std::swap(pending_, aggregate_);
-      has_pending_ = true;
-    } else {
-      apply_sign(params, aggregate_, eta);
-    }
-    report.update_s = update_s + seconds_since(start);
-    return report;
   }
 
-  void save_state(StateDict& state, std::string_view prefix) const override {
-    const std::string p(prefix);
-    sync_->compressor().save_state(state, p + "momentum/");
-    state.put(p + "has_pending", has_pending_ ? 1 : 0);
-    if (has_pending_) pending_.save(state, p + "pending");
-  }
-  void load_state(const StateDict& state, std::string_view prefix) override {
-    const std::string p(prefix);
-    sync_->compressor().load_state(state, p + "momentum/");
-    has_pending_ = state.integer(p + "has_pending") != 0;
-    if (has_pending_) pending_.load(state, p + "pending");
-  }
-
- private:
   static void apply_sign(std::span<const std::span<float>> params, const TensorBuffers& aggregate, float eta) {
     for (std::size_t t = 0; t < params.size(); ++t) {
       const std::span<float> x = params[t];
@@ -181,10 +205,11 @@ class Demo final : public Strategy {
 
   DemoOptions options_;
   std::unique_ptr<CompressedAllReduce> sync_;
-  TensorBuffers scaled_;     // η·g of this step
-  TensorBuffers aggregate_;  // G of this step
-  TensorBuffers pending_;    // G of the previous step (stale pipeline only: a model-sized buffer)
-  bool has_pending_ = false;
+  TensorBuffers scaled_;  // η·g of this step; with stale, read by its exchange until the next step
+  // G of this step; with stale, G of the previous step once its exchange has finished. Mutable:
+  // saving the stale pipeline finishes the exchange in flight (see save_state).
+  mutable TensorBuffers aggregate_;
+  mutable bool has_pending_ = false;
 };
 
 }  // namespace

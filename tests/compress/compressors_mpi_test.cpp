@@ -181,9 +181,9 @@ TEST_P(EveryCompressor, StartAndFinishGiveWhatRunGives) {
     const std::vector<std::span<float>> a(blocking_out.begin(), blocking_out.end());
     const std::vector<std::span<float>> b(overlapped_out.begin(), overlapped_out.end());
     const SyncReport ran = blocking.run(step, in, a);
-    overlapped.start(step, in);
+    SyncReport finished = overlapped.start(step, in);
     EXPECT_TRUE(overlapped.in_flight());
-    const SyncReport finished = overlapped.finish(b);
+    finished += overlapped.finish(b);
     EXPECT_FALSE(overlapped.in_flight());
     EXPECT_EQ(finished.comm.bytes_sent, ran.comm.bytes_sent) << "step " << step;
     EXPECT_EQ(finished.comm.bytes_received, ran.comm.bytes_received) << "step " << step;

@@ -19,48 +19,83 @@ namespace {
 const std::vector<TensorInfo> kTensors = {
     {"matrix", {16, 24}}, {"prime", {13, 8}}, {"vector", {30}}, {"wide", {4, 40}}};
 
-TEST(DemoFixture, MatchesTheReferenceStepOverSeveralSteps) {
-  int rank = 0, w = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &w);
-  const FixtureFile file(LOWCOMM_DEMO_FIXTURES);
-  const std::string group = fmt::format("/w{}", w);
-  ASSERT_EQ(file.attr_int(group, "world_size"), w);
-  const auto steps = static_cast<std::size_t>(file.attr_int(group, "steps"));
-  const std::vector<double> lr = file.doubles(group + "/lr");
+int world(int (*query)(MPI_Comm, int*)) {
+  int value = 0;
+  query(MPI_COMM_WORLD, &value);
+  return value;
+}
 
+// The demo strategy's configuration as the fixture of `group` was made.
+Config demo_config(const FixtureFile& file, const std::string& group, bool stale) {
   ConfigSchema schema;
   add_strategy_keys(schema);
-  const Config config = Config::defaults(
+  return Config::defaults(
       schema, std::vector<std::string>{
                   "strategy.name=demo",
                   fmt::format("strategy.demo.compression_decay={}", file.attr_double(group, "compression_decay")),
                   fmt::format("strategy.demo.compression_topk={}", file.attr_int(group, "compression_topk")),
                   fmt::format("strategy.demo.compression_chunk={}", file.attr_int(group, "compression_chunk")),
-                  fmt::format("strategy.demo.weight_decay={}", file.attr_double(group, "weight_decay"))});
-  Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
-  const std::unique_ptr<Strategy> demo =
-      StrategyRegistry::global().create({.comm = comm, .tensors = kTensors, .config = config, .seed = 0});
+                  fmt::format("strategy.demo.weight_decay={}", file.attr_double(group, "weight_decay")),
+                  fmt::format("strategy.demo.stale={}", stale)});
+}
 
-  std::vector<std::vector<float>> params, grads(kTensors.size()), all_grads, expected_params, expected_momenta;
-  for (const TensorInfo& t : kTensors) {
-    params.push_back(file.floats(group + "/init/" + t.name));
-    all_grads.push_back(file.floats(group + "/grad/" + t.name));
-    expected_params.push_back(file.floats(group + "/param/" + t.name));
-    expected_momenta.push_back(file.floats(group + "/momentum/" + t.name));
+// One world size's case of demo.h5.
+struct FixtureCase {
+  int rank = world(MPI_Comm_rank);
+  int w = world(MPI_Comm_size);
+  std::string group = fmt::format("/w{}", w);
+  std::size_t steps = 0;
+  std::vector<double> lr;
+  std::vector<std::vector<float>> init, all_grads;
+  Config config;
+
+  FixtureCase(const FixtureFile& file, bool stale) : config(demo_config(file, group, stale)) {
+    steps = static_cast<std::size_t>(file.attr_int(group, "steps"));
+    lr = file.doubles(group + "/lr");
+    for (const TensorInfo& t : kTensors) {
+      init.push_back(file.floats(group + "/init/" + t.name));
+      all_grads.push_back(file.floats(group + "/grad/" + t.name));
+    }
   }
-  for (std::size_t s = 0; s < steps; ++s) {
+
+  // This rank's gradient of tensor t at step s.
+  std::vector<float> gradient(std::size_t t, std::size_t s) const {
+    const auto n = static_cast<std::size_t>(kTensors[t].numel());
+    const auto begin = all_grads[t].begin() +
+                       static_cast<std::ptrdiff_t>((s * static_cast<std::size_t>(w) + static_cast<std::size_t>(rank)) * n);
+    return {begin, begin + static_cast<std::ptrdiff_t>(n)};
+  }
+
+  // Runs step s of `demo` on `params` with this rank's gradients.
+  void step(Strategy& demo, std::size_t s, std::vector<std::vector<float>>& params) const {
+    std::vector<std::vector<float>> grads;
     std::vector<std::span<float>> p;
     std::vector<std::span<const float>> g;
+    for (std::size_t t = 0; t < kTensors.size(); ++t) grads.push_back(gradient(t, s));
     for (std::size_t t = 0; t < kTensors.size(); ++t) {
-      const auto n = static_cast<std::size_t>(kTensors[t].numel());
-      const auto begin = all_grads[t].begin() + static_cast<std::ptrdiff_t>((s * static_cast<std::size_t>(w) + static_cast<std::size_t>(rank)) * n);
-      grads[t].assign(begin, begin + static_cast<std::ptrdiff_t>(n));
       p.emplace_back(params[t]);
       g.emplace_back(grads[t]);
     }
-    demo->step(s, lr[s], p, g);
+    demo.step(s, lr[s], p, g);
+  }
+};
 
+TEST(DemoFixture, MatchesTheReferenceStepOverSeveralSteps) {
+  const FixtureFile file(LOWCOMM_DEMO_FIXTURES);
+  const FixtureCase fixture(file, /*stale=*/false);
+  ASSERT_EQ(file.attr_int(fixture.group, "world_size"), fixture.w);
+  Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
+  const std::unique_ptr<Strategy> demo =
+      StrategyRegistry::global().create({.comm = comm, .tensors = kTensors, .config = fixture.config, .seed = 0});
+
+  std::vector<std::vector<float>> params = fixture.init, expected_params, expected_momenta;
+  for (const TensorInfo& t : kTensors) {
+    expected_params.push_back(file.floats(fixture.group + "/param/" + t.name));
+    expected_momenta.push_back(file.floats(fixture.group + "/momentum/" + t.name));
+  }
+  const auto w = static_cast<std::size_t>(fixture.w), rank = static_cast<std::size_t>(fixture.rank);
+  for (std::size_t s = 0; s < fixture.steps; ++s) {
+    fixture.step(*demo, s, params);
     StateDict state;
     demo->save_state(state, "");
     for (std::size_t t = 0; t < kTensors.size(); ++t) {
@@ -70,11 +105,49 @@ TEST(DemoFixture, MatchesTheReferenceStepOverSeveralSteps) {
       for (std::size_t i = 0; i < n; ++i) {
         const float want_param = expected_params[t][s * n + i];
         ASSERT_NEAR(params[t][i], want_param, 1e-5f * (1.0f + std::abs(want_param))) << "parameter " << i;
-        const float want_momentum = expected_momenta[t][(s * static_cast<std::size_t>(w) + static_cast<std::size_t>(rank)) * n + i];
+        const float want_momentum = expected_momenta[t][(s * w + rank) * n + i];
         ASSERT_NEAR(momentum[i], want_momentum, 1e-5f * (1.0f + std::abs(want_momentum))) << "momentum " << i;
       }
     }
   }
+}
+
+// The pipelined stale step: each step's exchange is in flight until the next step (nothing
+// waits for it in between: no save_state), and the parameters follow the reference's stale
+// trajectory. A checkpoint taken mid-pipeline (which waits for the exchange) and restored into a
+// fresh strategy continues bitwise as the uninterrupted one does.
+TEST(DemoFixture, StalePipelineMatchesTheReferenceAndResumesBitwise) {
+  const FixtureFile file(LOWCOMM_DEMO_FIXTURES);
+  const FixtureCase fixture(file, /*stale=*/true);
+  Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
+  const StrategySetup setup{.comm = comm, .tensors = kTensors, .config = fixture.config, .seed = 0};
+  const std::unique_ptr<Strategy> demo = StrategyRegistry::global().create(setup);
+  std::vector<std::vector<float>> params = fixture.init, expected;
+  for (const TensorInfo& t : kTensors) expected.push_back(file.floats(fixture.group + "/stale_param/" + t.name));
+
+  const std::size_t checkpoint_after = 2;
+  StateDict checkpoint;
+  std::vector<std::vector<float>> params_at_checkpoint;
+  for (std::size_t s = 0; s < fixture.steps; ++s) {
+    fixture.step(*demo, s, params);
+    for (std::size_t t = 0; t < kTensors.size(); ++t) {
+      SCOPED_TRACE(fmt::format("step {}, tensor '{}'", s, kTensors[t].name));
+      const auto n = static_cast<std::size_t>(kTensors[t].numel());
+      for (std::size_t i = 0; i < n; ++i) {
+        const float want = expected[t][s * n + i];
+        ASSERT_NEAR(params[t][i], want, 1e-5f * (1.0f + std::abs(want))) << "parameter " << i;
+      }
+    }
+    if (s + 1 == checkpoint_after) {
+      demo->save_state(checkpoint, "");
+      params_at_checkpoint = params;
+    }
+  }
+
+  const std::unique_ptr<Strategy> resumed = StrategyRegistry::global().create(setup);
+  resumed->load_state(checkpoint, "");
+  for (std::size_t s = checkpoint_after; s < fixture.steps; ++s) fixture.step(*resumed, s, params_at_checkpoint);
+  EXPECT_EQ(params_at_checkpoint, params) << "resumed from the checkpoint after step " << checkpoint_after;
 }
 
 }  // namespace

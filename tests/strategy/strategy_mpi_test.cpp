@@ -249,6 +249,23 @@ TEST(Bytes, DemoSendsBlocksTimesKTimesTwelveBytesWithTheReferenceWire) {
   }
 }
 
+// The stale pipeline overlaps its exchange with the next step; every step still sends, and
+// receives, exactly what the blocking step does.
+TEST(Bytes, DemoStalePipelineSendsWhatTheBlockingStepSends) {
+  const std::vector<std::string> keys{"strategy.name=demo", "strategy.demo.compression_chunk=4",
+                                      "strategy.demo.compression_topk=3"};
+  std::vector<std::string> stale_keys = keys;
+  stale_keys.emplace_back("strategy.demo.stale=true");
+  const TrainedRun blocking = train(strategy_config(keys), 0, 3, initial_params());
+  const TrainedRun stale = train(strategy_config(stale_keys), 0, 3, initial_params());
+  ASSERT_EQ(stale.reports.size(), blocking.reports.size());
+  for (std::size_t s = 0; s < stale.reports.size(); ++s) {
+    EXPECT_EQ(stale.reports[s].sync.comm.bytes_sent, blocking.reports[s].sync.comm.bytes_sent) << "step " << s;
+    EXPECT_EQ(stale.reports[s].sync.comm.bytes_received, blocking.reports[s].sync.comm.bytes_received) << "step " << s;
+    EXPECT_EQ(stale.reports[s].sync.payload_bytes, blocking.reports[s].sync.payload_bytes) << "step " << s;
+  }
+}
+
 TEST(Bytes, DilocoSendsNothingOnInnerStepsAndItsFragmentOnSyncSteps) {
   const Config config = strategy_config({"strategy.name=diloco", "strategy.diloco.inner_steps=4",
                                          "strategy.diloco.fragments=2"});

@@ -21,6 +21,8 @@ struct SyncReport {
   double codec_s = 0.0;          // time in encode and decode
   std::uint64_t payload_bytes = 0;  // what this rank contributed to the collectives
   int rounds = 0;
+
+  SyncReport& operator+=(const SyncReport& other);  // rounds: the larger
 };
 
 class CompressedAllReduce {
@@ -37,14 +39,16 @@ class CompressedAllReduce {
   SyncReport run(std::uint64_t step, std::span<const std::span<const float>> gradients,
                  std::span<const std::span<float>> aggregates);
 
-  // run() in two halves. start() encodes and starts the first round's collectives without
-  // blocking (non-blocking MPI; a variable-size all-gather first exchanges its sizes, blocking);
-  // the gradients must stay untouched until finish(), which waits for the exchange, decodes into
-  // the aggregates and runs any further rounds (PowerSGD's second) blocking. Between the two the
-  // rank may compute but must not start another step of this object. Bytes are those of run();
+  // run() in two halves, each reporting its own share (their sum is run()'s report). start()
+  // encodes and starts the first round's collectives without blocking (non-blocking MPI; a
+  // variable-size all-gather first exchanges its sizes, blocking); the gradients must stay
+  // untouched until finish(), which waits for the exchange, decodes into the aggregates and runs
+  // any further rounds (PowerSGD's second) blocking. Between the two the rank may compute but
+  // must not start another step of this object. Bytes are those of run() (counted in start()'s
+  // share, as collectives count their bytes when they start);
   // with three or more ranks a Sum exchange may differ from run()'s in its last bits (MPI's
   // non-blocking all-reduce may add in another order).
-  void start(std::uint64_t step, std::span<const std::span<const float>> gradients);
+  SyncReport start(std::uint64_t step, std::span<const std::span<const float>> gradients);
   SyncReport finish(std::span<const std::span<float>> aggregates);
   bool in_flight() const { return flight_ != nullptr; }
 
@@ -68,7 +72,7 @@ class CompressedAllReduce {
   UnitContext context(const Unit& unit, std::uint64_t step) const;
   void check_shapes(std::span<const std::span<const float>> gradients) const;
   void check_message(Flight& flight, std::size_t unit, int round, const Message& message) const;
-  void begin(std::uint64_t step, std::span<const std::span<const float>> gradients, bool overlap);
+  SyncReport begin(std::uint64_t step, std::span<const std::span<const float>> gradients, bool overlap);
   RoundExchange begin_exchange(const std::vector<std::optional<Message>>& messages, int round, std::uint64_t step,
                           bool overlap);
   void end_exchange(RoundExchange& exchange, std::vector<Received>& received);
