@@ -55,6 +55,10 @@ def default_target(runs) -> float:
     return max(finals) if finals else math.nan
 
 
+def _column_sum(run, column: str) -> float:
+    return float(run.steps[column].sum()) if column in run.steps else math.nan
+
+
 def run_table(runs, target: float) -> pd.DataFrame:
     rows = []
     for run in runs:
@@ -87,6 +91,9 @@ def run_table(runs, target: float) -> pd.DataFrame:
             "time_to_target_train_s": t_train,
             "final_simulated_s": float(run.steps["simulated_s"].iloc[-1])
             if "simulated_s" in run.steps else math.nan,
+            # Logs written before overlap existed lack these columns.
+            "comm_exposed_s": _column_sum(run, "comm_exposed_s"),
+            "comm_hidden_s": _column_sum(run, "comm_hidden_s"),
             "resume_count": run.attrs.get("resume_count", 0),
             "path": str(run.path),
         })
@@ -99,7 +106,7 @@ def run_table(runs, target: float) -> pd.DataFrame:
 
 _AGGREGATED = ["final_val_loss", "best_val_loss", "final_train_loss", "bytes_per_step",
                "compression_ratio", "time_to_target_val_s", "time_to_target_train_s",
-               "final_simulated_s"]
+               "final_simulated_s", "comm_exposed_s", "comm_hidden_s"]
 
 
 def method_table(per_run: pd.DataFrame) -> pd.DataFrame:
@@ -184,6 +191,8 @@ def run_display(per_run: pd.DataFrame) -> pd.DataFrame:
         "sim. time to target (val)": [fmt_time(v) for v in per_run["time_to_target_val_s"]],
         "sim. time to target (train)": [fmt_time(v) for v in per_run["time_to_target_train_s"]],
         "final sim. time": [fmt_time(v) for v in per_run["final_simulated_s"]],
+        "comm. exposed": [fmt_time(v) for v in per_run["comm_exposed_s"]],
+        "comm. hidden": [fmt_time(v) for v in per_run["comm_hidden_s"]],
     })
     return out
 
@@ -209,6 +218,8 @@ def method_display(per_method: pd.DataFrame) -> pd.DataFrame:
                                       zip(col("time_to_target_val_s", fmt_time),
                                           m["reached_val"], m["n"])],
         "final sim. time": col("final_simulated_s", fmt_time),
+        "comm. exposed": col("comm_exposed_s", fmt_time),
+        "comm. hidden": col("comm_hidden_s", fmt_time),
     })
 
 

@@ -83,6 +83,8 @@ def test_numbers_match_the_logs(runs_dir, tables, report):
         assert row["final_val_loss"] == pytest.approx(evals["val_loss"][-1])
         assert row["best_val_loss"] == pytest.approx(evals["val_loss"].min())
         assert row["final_simulated_s"] == pytest.approx(steps["simulated_s"][-1])
+        assert row["comm_exposed_s"] == pytest.approx(steps["comm_exposed_s"].sum())
+        assert row["comm_hidden_s"] == pytest.approx(steps["comm_hidden_s"].sum())
         assert tomllib.loads(attrs["config"])["network"]["scenario"] == row["scenario"]
     # The dense baseline sends what a ring all-reduce of fp32 parameters does.
     for name in ("dense-consumer", "dense-10gbps"):

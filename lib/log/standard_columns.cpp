@@ -40,6 +40,12 @@ LogSchema training_log_schema(int world_size) {
           {"comm_measured_s", Float64, 1, "s", "communication time measured on this machine"},
           {"comm_modelled_s", Float64, 1, "s",
            "communication time the network model predicts for the configured bandwidth scenario"},
+          {"comm_exposed_s", Float64, 1, "s",
+           "communication the simulated clock charges the step: time a rank waited for the network, "
+           "on the rank that waited longest"},
+          {"comm_hidden_s", Float64, 1, "s",
+           "communication the simulated clock hides behind compute (overlap), on the rank of "
+           "comm_exposed_s"},
           {"simulated_s", Float64, 1, "s",
            "simulated wall clock at the end of the step: compute and compression as measured, "
            "communication as modelled"},

@@ -22,7 +22,8 @@ except ImportError as missing:
 WORLD_SIZE = 3
 # Float64 columns of "steps" and their index k in the schema: they hold step + k / 8.
 FLOAT_COLUMNS = {"lr": 2, "compute_s": 6, "compress_s": 7, "comm_measured_s": 8,
-                 "comm_modelled_s": 9, "simulated_s": 10, "grad_norm": 11}
+                 "comm_modelled_s": 9, "comm_exposed_s": 10, "comm_hidden_s": 11,
+                 "simulated_s": 12, "grad_norm": 13}
 
 
 def table_columns(group):

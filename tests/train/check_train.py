@@ -48,6 +48,7 @@ COMMON = ["--set", "data.source=markov", "--set", "data.batch_size=4", "--set", 
 STRATEGY = {
     "data_parallel": ["--set", "strategy.name=data_parallel", "--set", "schedule.lr=3e-3"],
     "demo": ["--set", "strategy.name=demo", "--set", "schedule.lr=1.5e-3"],
+    "demo_stale": ["--set", "strategy.name=demo", "--set", "schedule.lr=1.5e-3", "--set", "strategy.demo.stale=true"],
     "diloco": ["--set", "strategy.name=diloco", "--set", "strategy.diloco.inner_steps=5",
                "--set", "schedule.lr=3e-3", "--set", "strategy.diloco.outer_momentum=0.5",
                "--set", "strategy.diloco.outer_lr=1"],
@@ -269,6 +270,33 @@ def checksums():
     print("a damaged checkpoint and a damaged trace are refused, naming the file and the dataset")
 
 
+def overlap():
+    """DeMo blocking and pipelined (stale) on a slow link: the same bytes every step; the blocking
+    step exposes all of its exchange, the pipelined one hides part of each exchange behind the
+    next step's compute, and what it exposes plus what it hides is the previous exchange."""
+    logs = {}
+    for strategy in ("demo", "demo_stale"):
+        out = os.path.join(WORK, f"overlap-{strategy}")
+        train(out, "--force", "--set", "train.steps=6", "--set", "train.eval_every=0",
+              "--set", "network.scenario=consumer", *STRATEGY[strategy])
+        with h5py.File(os.path.join(out, "log.h5"), "r") as f:
+            logs[strategy] = {k: f["steps"][k][:] for k in
+                              ("bytes_sent", "bytes_received", "comm_modelled_s", "comm_exposed_s", "comm_hidden_s")}
+    blocking, stale = logs["demo"], logs["demo_stale"]
+    assert blocking["bytes_sent"].tolist() == stale["bytes_sent"].tolist()
+    assert blocking["bytes_received"].tolist() == stale["bytes_received"].tolist()
+    d = blocking["comm_modelled_s"]
+    assert (d > 0).all() and np.allclose(stale["comm_modelled_s"], d, rtol=1e-12), (d, stale["comm_modelled_s"])
+    assert np.allclose(blocking["comm_exposed_s"], d, rtol=1e-9) and (blocking["comm_hidden_s"] == 0).all(), blocking
+    # Step 0 only starts its exchange; step s waits for step s - 1's.
+    assert stale["comm_exposed_s"][0] == 0 and stale["comm_hidden_s"][0] == 0, stale
+    charged = stale["comm_exposed_s"][1:] + stale["comm_hidden_s"][1:]
+    assert np.allclose(charged, d[:-1], rtol=1e-9), (charged, d)
+    assert (stale["comm_hidden_s"][1:] > 0).all(), stale["comm_hidden_s"]
+    print(f"demo: exposed {blocking['comm_exposed_s'].sum():.4f} s blocking; stale exposed "
+          f"{stale['comm_exposed_s'].sum():.4f} s, hidden {stale['comm_hidden_s'].sum():.4f} s; the same bytes")
+
+
 def backends(strategy):
     run = ["--force", "--set", "train.steps=4", "--set", "train.eval_every=0", *STRATEGY[strategy]]
     losses = {}
@@ -284,6 +312,6 @@ def backends(strategy):
     print(f"{strategy}: reference and cpu backends agree on every loss {losses['cpu']}; cuda refused")
 
 
-{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite,
+{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap,
  "crash_commit": crash_commit, "go_back": go_back, "exclusive": exclusive,
  "checksums": checksums, "backends": lambda: backends(ARGS[0])}[MODE]()

@@ -61,6 +61,7 @@ struct TrainArguments {
 // What each rank contributes to a row of the log.
 struct RankStep {
   double loss = 0, grad_norm = 0, compute_s = 0, codec_s = 0, measured_s = 0, modelled_s = 0;
+  double exposed_s = 0, hidden_s = 0;  // on the simulated clock (Communicator::overlap)
   std::int64_t sent = 0, received = 0;
 };
 
@@ -283,8 +284,11 @@ class Trainer {
       const double lr = schedule_->at(static_cast<std::uint64_t>(step));
       const StrategyStepReport report = strategy_->step(static_cast<std::uint64_t>(step), lr,
                                                         model_->parameter_spans(), model_->gradient_views());
+      const OverlapTotals settled_before = comm_->overlap();
       comm_->synchronize_clock();
       clock_s_ = comm_->simulated_seconds();  // identical on every rank right after the settlement
+      mine.exposed_s = comm_->overlap().exposed_s - settled_before.exposed_s;
+      mine.hidden_s = comm_->overlap().hidden_s - settled_before.hidden_s;
       mine.codec_s = report.sync.codec_s;
       mine.measured_s = report.sync.comm.measured_s;
       mine.modelled_s = report.sync.comm.modelled_s;
@@ -329,7 +333,7 @@ class Trainer {
     double mean_loss = 0;
     on_rank_zero_agreed(control(), [&] {
       std::vector<std::int64_t> sent, received;
-      double norm = 0, compute = 0, codec = 0, measured = 0, modelled = 0;
+      double norm = 0, compute = 0, codec = 0, measured = 0, modelled = 0, exposed = 0, hidden = 0;
       for (const RankStep& r : all) {
         mean_loss += r.loss / static_cast<double>(all.size());
         norm += r.grad_norm / static_cast<double>(all.size());
@@ -337,6 +341,10 @@ class Trainer {
         codec = std::max(codec, r.codec_s);
         measured = std::max(measured, r.measured_s);
         modelled = std::max(modelled, r.modelled_s);
+        if (r.exposed_s >= exposed) {  // the pair of the rank that waited longest
+          exposed = r.exposed_s;
+          hidden = r.hidden_s;
+        }
         sent.push_back(r.sent);
         received.push_back(r.received);
       }
@@ -346,7 +354,8 @@ class Trainer {
           .set("bytes_sent", std::span<const std::int64_t>(sent))
           .set("bytes_received", std::span<const std::int64_t>(received))
           .set("compute_s", compute).set("compress_s", codec).set("comm_measured_s", measured)
-          .set("comm_modelled_s", modelled).set("simulated_s", comm_->simulated_seconds()).set("grad_norm", norm);
+          .set("comm_modelled_s", modelled).set("comm_exposed_s", exposed).set("comm_hidden_s", hidden)
+          .set("simulated_s", comm_->simulated_seconds()).set("grad_norm", norm);
       log_->write_row(row);
     });
     return mean_loss;
