@@ -11,8 +11,11 @@
 // With one fragment, τ = 0 and α = 1 this is DiLoCo. Streaming DiLoCo cuts the tensors into F
 // fragments of about equal size (in tensor order, identical on every rank) and staggers them:
 // fragment f syncs when (step + 1) mod H = ((f + 1)·H / F) mod H, so each fragment syncs every H
-// steps and some fragment every H / F steps. With τ > 0 the exchange is treated as overlapping τ
-// further inner steps; the modelled clock charges it when it happens (no overlap credit yet).
+// steps and some fragment every H / F steps. With τ > 0 the exchange really overlaps τ further
+// inner steps: it is started without blocking at the sync step and waited for at the mix step,
+// where the outer step runs, so the simulated clock hides it behind those steps' compute. The
+// results are those of running the outer step at the sync step (nothing it reads changes in
+// between: the fragment's next sync is H > τ steps away).
 #include <fmt/format.h>
 
 #include <memory>
@@ -47,8 +50,10 @@ struct Fragment {
   std::unique_ptr<CompressedAllReduce> sync;
   std::vector<float> anchor;  // the last global value of these parameters
   std::unique_ptr<Sgd> outer;  // the outer step on the anchor, Δ̄ its gradient; holds b
-  std::vector<float> delta, averaged;  // scratch: Δ and Δ̄
-  // Global values waiting for the mix τ steps after their exchange: (step to mix at, values).
+  std::vector<float> delta, averaged;  // Δ (read by an exchange in flight) and Δ̄
+  std::uint64_t mix_at = 0;  // while sync is in flight: the step that waits for it
+  // Global values waiting for their mix: (step to mix at, values). Filled when an exchange
+  // completes; a checkpoint holds them, never an exchange in flight.
   std::vector<std::pair<std::uint64_t, std::vector<float>>> pending;
 };
 
@@ -124,16 +129,25 @@ class Diloco final : public Strategy {
     const auto count = static_cast<std::uint64_t>(options_.fragments);
     for (std::size_t i = 0; i < fragments_.size(); ++i) {
       Fragment& f = fragments_[i];
+      // "<=": the mix step itself may have been skipped (train.nonfinite = skip).
+      if (f.sync->in_flight() && f.mix_at <= step) complete_exchange(f, report);
       if ((step + 1) % h == (i + 1) * h / count % h) {
         report.synchronized = true;
-        synchronise(step, params, f, report);
+        exchange(step, params, f, report);
       }
       mix_due(step, params, f);
     }
     return report;
   }
 
+  // Saving waits for the exchanges in flight and runs their outer steps (collective: every rank
+  // saves at the same step), so that a checkpoint holds their global values as pending mixes,
+  // which a resumed run applies at the same steps.
   void save_state(StateDict& state, std::string_view prefix) const override {
+    for (Fragment& f : fragments_) {
+      StrategyStepReport ignored;
+      if (f.sync->in_flight()) complete_exchange(f, ignored);
+    }
     const std::string p(prefix);
     optimizer_->save_state(state, p + "optimizer/");
     state.put(p + "anchored", anchored_ ? 1 : 0);
@@ -189,24 +203,35 @@ class Diloco final : public Strategy {
     }
   }
 
-  void synchronise(std::uint64_t step, std::span<const std::span<float>> params, Fragment& f,
-                   StrategyStepReport& report) {
+  // Δ ← anchor − x and its mean over the ranks into Δ̄: blocking with τ = 0; otherwise started,
+  // and finished by complete_exchange at the mix step.
+  void exchange(std::uint64_t step, std::span<const std::span<float>> params, Fragment& f,
+                StrategyStepReport& report) const {
     copy_out(params, f, f.delta);
     for (std::size_t i = 0; i < f.delta.size(); ++i) f.delta[i] = f.anchor[i] - f.delta[i];
     const std::vector<std::span<float>> delta_views = tensor_views(std::span(f.delta), f.sync->tensors());
     const std::vector<std::span<const float>> inputs(delta_views.begin(), delta_views.end());
-    const std::vector<std::span<float>> outputs = tensor_views(std::span(f.averaged), f.sync->tensors());
-    const SyncReport sync = f.sync->run(step, inputs, outputs);
-    report.sync.comm += sync.comm;
-    report.sync.codec_s += sync.codec_s;
-    report.sync.payload_bytes += sync.payload_bytes;
-    report.sync.rounds += sync.rounds;
+    f.mix_at = step + static_cast<std::uint64_t>(options_.overlap);
+    if (options_.overlap > 0) {
+      report.sync += f.sync->start(step, inputs);
+      return;
+    }
+    report.sync += f.sync->run(step, inputs, tensor_views(std::span(f.averaged), f.sync->tensors()));
+    apply_outer_step(f, report);
+  }
 
+  void complete_exchange(Fragment& f, StrategyStepReport& report) const {
+    report.sync += f.sync->finish(tensor_views(std::span(f.averaged), f.sync->tensors()));
+    apply_outer_step(f, report);
+  }
+
+  // The outer step on the anchor from Δ̄, and its global values queued for the mix.
+  void apply_outer_step(Fragment& f, StrategyStepReport& report) const {
     const auto start = SteadyClock::now();
     const std::vector<std::span<float>> anchor{f.anchor};
     const std::vector<std::span<const float>> averaged{f.averaged};
     f.outer->step(anchor, averaged, options_.outer_lr);
-    f.pending.emplace_back(step + static_cast<std::uint64_t>(options_.overlap), f.anchor);
+    f.pending.emplace_back(f.mix_at, f.anchor);
     report.update_s += seconds_since(start);
   }
 
@@ -229,7 +254,8 @@ class Diloco final : public Strategy {
 
   DilocoOptions options_;
   std::unique_ptr<Optimizer> optimizer_;
-  std::vector<Fragment> fragments_;
+  // Mutable: saving completes the exchanges in flight (see save_state).
+  mutable std::vector<Fragment> fragments_;
   bool anchored_ = false;
 };
 
