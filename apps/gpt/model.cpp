@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "gpt/init.hpp"
+#include "lowcomm/core/timeline.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/attention.hpp"
 #include "lowcomm/kernels/cross_entropy.hpp"
@@ -160,7 +161,11 @@ float GptModel::forward_backward(std::span<const std::int32_t> tokens,
   check_batch(tokens, targets, B, T);
   Activations& a = activations_for(B, T);
   zero_gradients();
-  forward(tokens, a);
+  {
+    const TimelineScope span("compute", "forward");
+    forward(tokens, a);
+  }
+  const TimelineScope span("compute", "backward");  // from the loss's gradient on
   const std::int64_t N = std::int64_t{B} * T;
   cross_entropy_forward_backward(backend_, a.losses, a.logits, a.logits, targets, N,
                                  config_.vocab_size, 1.0f / static_cast<float>(N));

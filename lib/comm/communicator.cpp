@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "lowcomm/core/simd_clones.hpp"
+#include "lowcomm/core/timeline.hpp"
 
 namespace lowcomm {
 
@@ -124,7 +125,7 @@ double Communicator::simulated_seconds() const {
 
 void Communicator::synchronize_clock() {
   if (options_.mode == NetworkMode::Off || size_ == 1) {
-    clock_.settle(std::span(&clock_events_, 1), 0);  // Off: the clock is this rank's wall clock
+    settle_clock(std::span(&clock_events_, 1));  // Off: the clock is this rank's wall clock
     clock_events_.clear();
     return;
   }
@@ -151,6 +152,10 @@ void Communicator::synchronize_clock() {
                           mpi_count(packed.size(), "clock"), MPI_DOUBLE, comm_),
             "MPI_Allgather (simulated clock)");
   for (std::size_t r = 0; r < events.size(); ++r) {
+    if (r == static_cast<std::size_t>(rank_)) {
+      events[r] = clock_events_;  // the rank's own, with what the timeline names them by
+      continue;
+    }
     events[r].resize(mine);
     for (std::size_t i = 0; i < mine; ++i) {
       const double* e = &all[(r * mine + i) * 4];
@@ -158,12 +163,31 @@ void Communicator::synchronize_clock() {
                       e[3]};
     }
   }
-  clock_.settle(events, rank_);
+  settle_clock(events);
   clock_events_.clear();
 }
 
-void Communicator::add_clock_event(ClockEventKind kind, std::uint64_t collective, double arrival, double seconds) {
-  clock_events_.push_back({kind, collective, arrival - last_exit_, seconds});
+void Communicator::settle_clock(std::span<const std::vector<ClockEvent>> events) {
+  Timeline& timeline = Timeline::global();
+  if (!timeline.enabled()) {
+    clock_.settle(events, events.size() == 1 ? 0 : rank_);
+    return;
+  }
+  std::vector<ClockSpan> spans;
+  clock_.settle(events, events.size() == 1 ? 0 : rank_, &spans);
+  for (const ClockSpan& span : spans) {
+    if (!span.collective) {
+      timeline.record("compute", "compute", span.begin_s, span.end_s, /*simulated=*/true);
+    } else {
+      const std::string name = std::string(to_string(span.what)) + (span.overlapped ? " (overlapped)" : "");
+      timeline.record(span.overlapped ? "network (overlapped)" : "network", name, span.begin_s, span.end_s, true);
+    }
+  }
+}
+
+void Communicator::add_clock_event(ClockEventKind kind, std::uint64_t collective, CollectiveKind what, double arrival,
+                                   double seconds) {
+  clock_events_.push_back({kind, collective, arrival - last_exit_, seconds, what});
 }
 
 Communicator::RankCost Communicator::rank_cost(const CollectiveCost& cost) const {
@@ -258,8 +282,11 @@ void Communicator::end_call(CollectiveKind kind, std::uint64_t payload_bytes, co
   const double measured_s = end - start.all_arrived;
 
   // Throttle: the real time is the communication time (at least the modelled one).
-  add_clock_event(ClockEventKind::Blocking, next_collective_++, start.arrival,
+  add_clock_event(ClockEventKind::Blocking, next_collective_++, kind, start.arrival,
                   options_.mode == NetworkMode::Simulate ? modelled_s : measured_s);
+  if (Timeline& timeline = Timeline::global(); timeline.enabled()) {
+    timeline.record("network", to_string(kind), timeline.since_start(start.arrival), timeline.since_start(end));
+  }
   count_call(kind, {1, cost.bytes_sent, cost.bytes_received, measured_s, modelled_s});
   record_call(kind, payload_bytes, cost, measured_s);
   last_exit_ = now();
@@ -290,7 +317,7 @@ PendingCollective Communicator::start_call(CollectiveKind kind, std::uint64_t pa
   }
   // The bytes are counted now; the measured time when it is waited for. The call itself is
   // counted as compute (it only posts the collective).
-  add_clock_event(ClockEventKind::Start, id, arrival, modelled_s);
+  add_clock_event(ClockEventKind::Start, id, kind, arrival, modelled_s);
   last_exit_ = arrival;
   count_call(kind, {0, cost.bytes_sent, cost.bytes_received, 0.0, modelled_s});
   return PendingCollective(this, id);
@@ -317,9 +344,16 @@ void Communicator::wait(std::uint64_t id) {
     const double release = call.started + call.cost.seconds;
     if (const double left = release - now(); left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
   }
-  const double blocked = now() - entry;
+  const double exit = now();
+  const double blocked = exit - entry;
   if (call.finish) call.finish();
-  add_clock_event(ClockEventKind::Wait, id, entry, blocked);
+  add_clock_event(ClockEventKind::Wait, id, call.kind, entry, blocked);
+  if (Timeline& timeline = Timeline::global(); timeline.enabled()) {
+    timeline.record("network (in flight)", to_string(call.kind), timeline.since_start(call.started),
+                    timeline.since_start(exit));
+    timeline.record("network", "wait " + std::string(to_string(call.kind)), timeline.since_start(entry),
+                    timeline.since_start(exit));
+  }
   // The call counts once it has completed; its bytes and modelled time were counted at the start.
   count_call(call.kind, {1, 0, 0, blocked, 0.0});
   record_call(call.kind, call.payload_bytes, call.cost, blocked);

@@ -58,6 +58,26 @@ void ControlChannel::stream_to_root(std::span<const float> values,
   }
 }
 
+std::vector<std::string> ControlChannel::gather_text_to_root(std::string_view mine) const {
+  const int length = checked_count(mine.size(), "gather_text_to_root");
+  std::vector<int> lengths(is_root() ? static_cast<std::size_t>(size_) : 0);
+  check_mpi(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm_), "MPI_Gather (control)");
+  std::vector<int> offsets(lengths.size());
+  std::size_t total = 0;
+  for (std::size_t r = 0; r < lengths.size(); ++r) {
+    offsets[r] = checked_count(total, "gather_text_to_root (total)");
+    total += static_cast<std::size_t>(lengths[r]);
+  }
+  std::string all(total, '\0');
+  check_mpi(MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, comm_),
+            "MPI_Gatherv (control)");
+  std::vector<std::string> texts;
+  for (std::size_t r = 0; r < lengths.size(); ++r) {
+    texts.push_back(all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+  }
+  return texts;
+}
+
 void ControlChannel::barrier() const { check_mpi(MPI_Barrier(comm_), "MPI_Barrier (control)"); }
 
 }  // namespace lowcomm

@@ -41,7 +41,7 @@ void check_same_sequence(std::span<const std::vector<ClockEvent>> events) {
 
 }  // namespace
 
-void SimulatedClock::settle(std::span<const std::vector<ClockEvent>> events, int rank) {
+void SimulatedClock::settle(std::span<const std::vector<ClockEvent>> events, int rank, std::vector<ClockSpan>* spans) {
   if (events.empty()) return;
   check_same_sequence(events);
   const auto me = static_cast<std::size_t>(rank);
@@ -51,6 +51,10 @@ void SimulatedClock::settle(std::span<const std::vector<ClockEvent>> events, int
 
   for (std::size_t i = 0; i < events[0].size(); ++i) {
     const ClockEvent& first = events[0][i];
+    const ClockEvent& own = events[me][i];
+    if (spans != nullptr && own.compute_before_s > 0) {
+      spans->push_back({false, own.what, false, clock[me], clock[me] + own.compute_before_s});
+    }
     for (std::size_t r = 0; r < events.size(); ++r) clock[r] += events[r][i].compute_before_s;
     switch (first.kind) {
       case ClockEventKind::Blocking: {
@@ -63,6 +67,7 @@ void SimulatedClock::settle(std::span<const std::vector<ClockEvent>> events, int
         const double ends = begins + duration;
         if (modelled) network_free_s_ = ends;
         totals_.exposed_s += ends - all_arrived;
+        if (spans != nullptr) spans->push_back({true, own.what, false, begins, ends});
         std::ranges::fill(clock, ends);
         break;
       }
@@ -70,7 +75,7 @@ void SimulatedClock::settle(std::span<const std::vector<ClockEvent>> events, int
         const double begins = modelled ? std::max(latest(), network_free_s_) : 0.0;
         const double ends = begins + first.seconds;
         if (modelled) network_free_s_ = ends;
-        in_flight_[first.collective] = {begins, ends, first.seconds};
+        in_flight_[first.collective] = {begins, ends, first.seconds, clock[me]};
         break;
       }
       case ClockEventKind::Wait: {
@@ -93,6 +98,11 @@ void SimulatedClock::settle(std::span<const std::vector<ClockEvent>> events, int
           if (r == me) {
             totals_.exposed_s += blocked;
             totals_.hidden_s += std::max(0.0, flight.duration_s - blocked);
+            if (spans != nullptr) {
+              // Measured: from the rank's start to the end of its wait.
+              spans->push_back(modelled ? ClockSpan{true, own.what, true, flight.begins_s, flight.ends_s}
+                                        : ClockSpan{true, own.what, true, flight.started_s, clock[r]});
+            }
           }
         }
         break;

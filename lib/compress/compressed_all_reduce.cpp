@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "gathered_frames.hpp"
+#include "lowcomm/core/timeline.hpp"
 #include "lowcomm/core/timing.hpp"
 #include "lowcomm/error.hpp"
 
@@ -156,6 +157,7 @@ SyncReport CompressedAllReduce::begin(std::uint64_t step, std::span<const std::s
 
   // Units of several tensors work on fused copies; a unit of one tensor uses its span directly.
   const auto start = SteadyClock::now();
+  std::optional<TimelineScope> encoding(std::in_place, "codec", "encode");
   for (std::size_t u = 0; u < units_.size(); ++u) {
     const Unit& unit = units_[u];
     std::span<const float> input = gradients[unit.tensors[0]];
@@ -169,6 +171,7 @@ SyncReport CompressedAllReduce::begin(std::uint64_t step, std::span<const std::s
     check_message(*flight, u, 0, *flight->messages[u]);
   }
   flight->report.codec_s += seconds_since(start);
+  encoding.reset();
   flight->exchange = begin_exchange(flight->messages, 0, step, overlap);
   flight->report.comm = comm_.totals() - flight->before;
   SyncReport started = flight->report;
@@ -204,6 +207,7 @@ SyncReport CompressedAllReduce::finish(std::span<const std::span<float>> aggrega
     end_exchange(flight->exchange, received);
     flight->report.rounds = round + 1;
     const auto start = SteadyClock::now();
+    const TimelineScope decoding("codec", "decode");
     for (std::size_t u = 0; u < units_.size(); ++u) {
       if (!messages[u]) continue;
       const std::span<float> out = round == 0 || units_[u].tensors.size() == 1 ? output_of(u)

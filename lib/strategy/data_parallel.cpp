@@ -5,8 +5,9 @@
 
 #include "builtins.hpp"
 #include "compressed_sync.hpp"
-#include "lowcomm/optim/registry.hpp"
 #include "tensor_buffers.hpp"
+#include "lowcomm/core/timeline.hpp"
+#include "lowcomm/optim/registry.hpp"
 
 namespace lowcomm::strategy {
 
@@ -26,9 +27,9 @@ class DataParallel final : public Strategy {
     StrategyStepReport report;
     report.synchronized = true;
     report.sync = sync_->run(step, grads, aggregate_.views());
-    const auto start = SteadyClock::now();
+    MeasuredSpan update("compute", "update");
     optimizer_->step(params, aggregate_.const_views(), lr);
-    report.update_s = seconds_since(start);
+    report.update_s = update.stop();
     return report;
   }
 

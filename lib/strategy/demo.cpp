@@ -26,12 +26,13 @@
 
 #include "builtins.hpp"
 #include "compressed_sync.hpp"
+#include "tensor_buffers.hpp"
 #include "lowcomm/compress/error_feedback.hpp"
 #include "lowcomm/compress/registry.hpp"
+#include "lowcomm/core/timeline.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/blocks.hpp"
 #include "lowcomm/kernels/elementwise.hpp"
-#include "tensor_buffers.hpp"
 
 namespace lowcomm::strategy {
 
@@ -137,20 +138,20 @@ class Demo final : public Strategy {
         has_pending_ = true;
       }
     }
-    auto start = SteadyClock::now();
+    MeasuredSpan update("compute", "update");
     decay_weights(params, lr);
     scale_gradients(grads, eta);
     if (options_.stale && has_pending_) apply_sign(params, aggregate_, eta);
-    report.update_s = seconds_since(start);
+    report.update_s = update.stop();
 
     if (options_.stale) {
       report.sync += sync_->start(step, scaled_.const_views());  // waited for by the next step
       return report;
     }
     report.sync = sync_->run(step, scaled_.const_views(), aggregate_.views());
-    start = SteadyClock::now();
+    MeasuredSpan sign_update("compute", "update");
     apply_sign(params, aggregate_, eta);
-    report.update_s += seconds_since(start);
+    report.update_s += sign_update.stop();
     return report;
   }
 

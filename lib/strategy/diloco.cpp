@@ -25,6 +25,7 @@
 #include "builtins.hpp"
 #include "compressed_sync.hpp"
 #include "lowcomm/compress/registry.hpp"
+#include "lowcomm/core/timeline.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/optim/registry.hpp"
 #include "lowcomm/optim/sgd.hpp"
@@ -121,9 +122,9 @@ class Diloco final : public Strategy {
       anchored_ = true;
     }
     StrategyStepReport report;
-    const auto start = SteadyClock::now();
+    MeasuredSpan update("compute", "update");
     optimizer_->step(params, grads, lr);
-    report.update_s = seconds_since(start);
+    report.update_s = update.stop();
 
     const auto h = static_cast<std::uint64_t>(options_.inner_steps);
     const auto count = static_cast<std::uint64_t>(options_.fragments);
@@ -227,12 +228,12 @@ class Diloco final : public Strategy {
 
   // The outer step on the anchor from Δ̄, and its global values queued for the mix.
   void apply_outer_step(Fragment& f, StrategyStepReport& report) const {
-    const auto start = SteadyClock::now();
+    MeasuredSpan update("compute", "outer step");
     const std::vector<std::span<float>> anchor{f.anchor};
     const std::vector<std::span<const float>> averaged{f.averaged};
     f.outer->step(anchor, averaged, options_.outer_lr);
     f.pending.emplace_back(f.mix_at, f.anchor);
-    report.update_s += seconds_since(start);
+    report.update_s += update.stop();
   }
 
   // x ← lerp(x, global, α) for the fragment's exchanges whose overlap has ended, computed

@@ -29,6 +29,8 @@
         optimised cpu backend does, to float rounding, and a backend this build lacks is refused.
 Reads the HDF5 files with h5py only (no lowcomm), as a researcher would.
 """
+import collections
+import json
 import math
 import os
 import shutil
@@ -297,6 +299,37 @@ def overlap():
           f"{stale['comm_exposed_s'].sum():.4f} s, hidden {stale['comm_hidden_s'].sum():.4f} s; the same bytes")
 
 
+def timeline():
+    """--timeline: a Chrome trace-event file that parses as JSON, with per rank, per step, a forward,
+    a backward, an encode, a decode and an update on the wall clock, the collectives, a checkpoint,
+    and the simulated clock's tracks; a path that cannot be written fails before training."""
+    out = os.path.join(WORK, "timeline")
+    path = os.path.join(WORK, "timeline.json")
+    steps = 3
+    train(out, "--force", "--set", f"train.steps={steps}", "--set", "train.eval_every=0",
+          "--set", "network.scenario=consumer", *STRATEGY["demo_stale"], "--timeline", path)
+    assert not os.path.exists(path + ".partial")
+    with open(path) as f:
+        trace = json.load(f)
+    spans = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    names = {(e["pid"], e["args"]["name"]) for e in trace["traceEvents"] if e.get("name") == "process_name"}
+    assert names == {(r, f"rank {r}") for r in range(RANKS)} | {(RANKS + r, f"rank {r} (simulated clock)")
+                                                               for r in range(RANKS)}, names
+    for rank in range(RANKS):
+        mine = collections.Counter(e["name"] for e in spans if e["pid"] == rank)
+        for name in ("forward", "backward", "encode", "decode", "update", "wait all_gather"):
+            assert mine[name] == steps, (rank, name, mine)
+        assert mine["checkpoint"] == 1, mine
+        simulated = collections.Counter(e["name"] for e in spans if e["pid"] == RANKS + rank)
+        assert simulated["all_gather (overlapped)"] == steps and simulated["compute"] > 0, simulated
+        assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in spans)
+    refused = train(out, "--force", "--set", "train.steps=1", "--timeline", os.path.join(WORK, "no", "such", "t.json"),
+                    check=False)
+    text = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "--timeline" in text and "cannot create" in text, (refused.returncode, text)
+    print(f"timeline: {len(spans)} spans, every rank's steps on both clocks; an unwritable path is refused")
+
+
 def backends(strategy):
     run = ["--force", "--set", "train.steps=4", "--set", "train.eval_every=0", *STRATEGY[strategy]]
     losses = {}
@@ -312,6 +345,6 @@ def backends(strategy):
     print(f"{strategy}: reference and cpu backends agree on every loss {losses['cpu']}; cuda refused")
 
 
-{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap,
+{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline,
  "crash_commit": crash_commit, "go_back": go_back, "exclusive": exclusive,
  "checksums": checksums, "backends": lambda: backends(ARGS[0])}[MODE]()

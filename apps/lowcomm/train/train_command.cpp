@@ -28,6 +28,7 @@
 #include "lowcomm/comm/host_names.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/config/compute_config.hpp"
+#include "lowcomm/core/timeline.hpp"
 #include "lowcomm/core/timing.hpp"
 #include "lowcomm/data/data_config.hpp"
 #include "lowcomm/error.hpp"
@@ -43,6 +44,7 @@
 #include "run_folder_lock.hpp"
 #include "progress_line.hpp"
 #include "stop_signal.hpp"
+#include "timeline_file.hpp"
 #include "train_keys.hpp"
 
 namespace lowcomm::cli {
@@ -56,6 +58,7 @@ struct TrainArguments {
   std::optional<std::int64_t> resume_from;  // implies resume
   bool force = false;
   std::string record_trace;
+  std::string timeline;
 };
 
 // What each rank contributes to a row of the log.
@@ -118,6 +121,7 @@ class Trainer {
     }
     open_log();
     open_trace();
+    if (!arguments_.timeline.empty()) timeline_.emplace(arguments_.timeline, control());
     if (mpi_.rank() == 0) print_header();
     ProgressLine progress(first_step_, steps_, config_.get_int("train.progress_every"));
     for (std::int64_t step = first_step_; step < steps_; ++step) {
@@ -310,11 +314,16 @@ class Trainer {
 
     const bool last = step + 1 == steps_;
     const std::int64_t eval_every = config_.get_int("train.eval_every");
-    if (last || (eval_every > 0 && (step + 1) % eval_every == 0)) evaluate(step, progress);
+    if (last || (eval_every > 0 && (step + 1) % eval_every == 0)) {
+      const TimelineScope span("compute", "evaluate");
+      evaluate(step, progress);
+    }
     const std::int64_t every = config_.get_int("train.checkpoint_every");
     if (last || stop || (every > 0 && (step + 1) % every == 0)) {
+      const TimelineScope span("io", "checkpoint");
       save_checkpoint(step + 1, config_.get_int("train.keep_checkpoints"));
     }
+    if (timeline_ && (step + 1) % kTimelineFlushSteps == 0) timeline_->flush();
     if (stop && !last) {
       finish_outputs();
       if (mpi_.rank() == 0) {
@@ -449,6 +458,10 @@ class Trainer {
       if (log_) log_->close();
       if (trace_) trace_->close();
     });
+    if (timeline_) {
+      comm_->synchronize_clock();  // the exchanges waited for by the last checkpoint, on the simulated clock
+      timeline_->close();
+    }
   }
 
   MpiSession& mpi_;
@@ -467,6 +480,10 @@ class Trainer {
   std::optional<LrSchedule> schedule_;
   std::optional<RunLog> log_;
   std::optional<GradientTraceWriter> trace_;
+  std::optional<TimelineFile> timeline_;
+  // Every rank's timeline spans go to rank 0 this often (and at the end): a bound on what a rank
+  // holds, at the price of one gather of text per flush.
+  static constexpr std::int64_t kTimelineFlushSteps = 20;
 
   std::int64_t first_step_ = 0;
   bool resumed_ = false;
@@ -509,6 +526,11 @@ void add_train_command(CLI::App& app) {
       ->type_name("STEP")
       ->check(CLI::NonNegativeNumber);
   train->add_flag("--force", arguments.force, "start over, deleting the log and checkpoints in --out");
+  train->add_option("--timeline", arguments.timeline,
+                    "also write a Chrome trace-event timeline (Perfetto, chrome://tracing) of every rank's "
+                    "forward, backward, codec, collectives and updates, on the wall clock and on the simulated "
+                    "clock (docs/training.md)")
+      ->type_name("FILE.json");
   train->add_option("--record-trace", arguments.record_trace,
                     "also write every rank's gradients of every step, for `lowcomm replay`")
       ->type_name("FILE.h5");

@@ -235,7 +235,9 @@ class Communicator {
   void end_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost, CallStart start);
   void count_call(CollectiveKind kind, const CommCounters& call);
   void record_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost, double measured_s);
-  void add_clock_event(ClockEventKind kind, std::uint64_t collective, double arrival, double seconds);
+  void add_clock_event(ClockEventKind kind, std::uint64_t collective, CollectiveKind what, double arrival,
+                       double seconds);
+  void settle_clock(std::span<const std::vector<ClockEvent>> events);  // and draws the timeline's spans
 
   // Non-blocking collectives in flight, by number (the clock's collective numbers).
   struct InFlight {

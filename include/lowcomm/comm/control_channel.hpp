@@ -9,6 +9,8 @@
 
 #include <functional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "lowcomm/comm/mpi_types.hpp"
@@ -70,6 +72,9 @@ class ControlChannel {
   // than one other rank's buffer (model-sized gradients for a trace, parameters for a replay).
   void stream_to_root(std::span<const float> values,
                       const std::function<void(int rank, std::span<const float> values)>& use) const;
+
+  // Every rank's text, of any length, on rank 0 in rank order (empty on the other ranks).
+  std::vector<std::string> gather_text_to_root(std::string_view mine) const;
 
   void barrier() const;
 

@@ -24,6 +24,8 @@
 // the wait of a later settlement.
 #include <cstdint>
 #include <map>
+
+#include "lowcomm/comm/collective.hpp"
 #include <span>
 #include <vector>
 
@@ -38,6 +40,16 @@ struct ClockEvent {
   // Blocking: the duration (modelled, or measured on this rank); Start: the modelled duration,
   // 0 when nothing is modelled; Wait: the measured time this rank was blocked (Rule::Measured).
   double seconds;
+  CollectiveKind what = CollectiveKind::AllReduce;  // for the timeline only; not compared
+};
+
+// A stretch of one rank's settled clock, for the timeline: its compute between two calls, or a
+// collective from its begin to its end (N to F).
+struct ClockSpan {
+  bool collective;
+  CollectiveKind what;
+  bool overlapped;  // a non-blocking collective
+  double begin_s, end_s;
 };
 
 // This rank's communication on the clock, summed over every settled collective.
@@ -55,7 +67,8 @@ class SimulatedClock {
   // events[r] is rank r's list since the previous settlement; `rank` says whose totals to keep.
   // Every list must hold the same collectives in the same order (kind and number): CommError
   // otherwise. A one-element span settles one rank's own clock (network.mode = off).
-  void settle(std::span<const std::vector<ClockEvent>> events, int rank);
+  // With `spans`, appends the rank's settled stretches to it.
+  void settle(std::span<const std::vector<ClockEvent>> events, int rank, std::vector<ClockSpan>* spans = nullptr);
 
   double settled_s() const { return settled_s_; }
   void advance(double seconds) { settled_s_ += seconds; }
@@ -66,6 +79,7 @@ class SimulatedClock {
     double begins_s;    // N
     double ends_s;      // F
     double duration_s;  // d
+    double started_s;   // the rank's clock at its start (Rule::Measured: N is not known)
   };
 
   Rule rule_;
