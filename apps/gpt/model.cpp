@@ -88,6 +88,7 @@ void GptModel::forward(std::span<const std::int32_t> tokens, Activations& a) {
                    w(BlockTensor::mlp_c_proj_bias), N, 4 * C, C);
     residual_add(backend_, x.residual_3, x.residual_2, a.branch);
     residual = x.residual_3;
+    if (between_blocks_) between_blocks_();
   }
   layernorm_forward(backend_, a.ln_f, a.ln_f_mean, a.ln_f_rstd, residual, p[layout_.ln_f_weight()],
                     p[layout_.ln_f_bias()], N, C);
@@ -136,6 +137,7 @@ void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
     layernorm_backward(backend_, a.d_residual, dw(BlockTensor::ln_1_weight), dw(BlockTensor::ln_1_bias),
                        a.d_narrow, residual, w(BlockTensor::ln_1_weight), x.ln_1_mean, x.ln_1_rstd,
                        N, C);
+    if (between_blocks_) between_blocks_();
   }
   embedding_backward(backend_, g[layout_.wte()], g[layout_.wpe()], a.d_residual, tokens, B, T, C, V);
 }

@@ -12,6 +12,7 @@ void add_bench_collectives_command(CLI::App& bench);
 void add_bench_compressors_command(CLI::App& bench);
 void add_bench_strategies_command(CLI::App& bench);
 void add_bench_model_command(CLI::App& bench);
+void add_bench_progress_command(CLI::App& bench);
 void add_replay_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);  // no MPI

@@ -323,6 +323,12 @@ PendingCollective Communicator::start_call(CollectiveKind kind, std::uint64_t pa
   return PendingCollective(this, id);
 }
 
+void Communicator::progress() {
+  for (const auto& [id, call] : in_flight_) {
+    if (!call.complete) test(id);
+  }
+}
+
 bool Communicator::test(std::uint64_t id) {
   InFlight& call = in_flight_.at(id);
   if (!call.complete) {

@@ -12,6 +12,7 @@
 // Deterministic: the same parameters, inputs and thread count give bitwise the same loss and
 // gradients (the kernels' reductions have fixed orders; OpenBLAS partitions statically).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -60,6 +61,11 @@ class GptModel {
   // The logits (B·T × V) of the last loss() call (forward_backward reuses that memory for dlogits).
   std::span<const float> logits() const;
 
+  // Called on the calling thread after each transformer block of the forward and backward
+  // passes (never inside a parallel region): the training loop lets collectives in flight make
+  // progress there (Communicator::progress), as MPI moves them only inside MPI calls.
+  void set_between_blocks(std::function<void()> hook) { between_blocks_ = std::move(hook); }
+
  private:
   void check_batch(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
                    int B, int T) const;
@@ -70,6 +76,7 @@ class GptModel {
   void zero_gradients();
 
   GptConfig config_;
+  std::function<void()> between_blocks_;
   kernels::Backend backend_;
   ParameterLayout layout_;
   std::vector<float> parameters_, gradients_;

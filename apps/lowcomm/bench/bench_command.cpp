@@ -10,6 +10,7 @@ void add_bench_command(CLI::App& app) {
   add_bench_compressors_command(*bench);
   add_bench_strategies_command(*bench);
   add_bench_model_command(*bench);
+  add_bench_progress_command(*bench);
 }
 
 }  // namespace lowcomm::cli

@@ -101,6 +101,8 @@ class Trainer {
       const ExecutionContext execution = execution_context_from_config(config);
       model_ = std::make_unique<gpt::GptModel>(shape, seed, execution);
       comm_.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
+      // An exchange in flight (DeMo's stale step, streaming DiLoCo) moves during the passes.
+      model_->set_between_blocks([this] { comm_->progress(); });
       strategy_ = StrategyRegistry::global().create(
           {.comm = *comm_, .tensors = model_->tensors(), .config = config, .seed = seed, .execution = execution});
       schedule_.emplace(LrSchedule::from_config(config));

@@ -155,6 +155,11 @@ class Communicator {
   template <Transferable T>
   PendingCollective start_broadcast(std::span<T> data, int root);
 
+  // Lets every collective in flight progress (PendingCollective::test on each): Open MPI moves
+  // them only inside MPI calls, so a rank that computes long should call this now and then
+  // (`lowcomm bench progress`). Cheap when nothing is in flight; not a clock event.
+  void progress();
+
   const CommCounters& totals() const { return totals_; }
   const CommCounters& totals(CollectiveKind kind) const { return by_kind_[static_cast<int>(kind)]; }
   std::span<const CollectiveRecord> records() const { return records_; }
