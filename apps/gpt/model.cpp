@@ -161,16 +161,26 @@ float GptModel::mean_loss(const Activations& a) const {
 float GptModel::forward_backward(std::span<const std::int32_t> tokens,
                                  std::span<const std::int32_t> targets, int B, int T) {
   check_batch(tokens, targets, B, T);
-  Activations& a = activations_for(B, T);
   zero_gradients();
+  return add_gradients(tokens, targets, B, T, std::int64_t{B} * T);
+}
+
+float GptModel::add_gradients(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets, int B,
+                              int T, std::int64_t total_tokens) {
+  check_batch(tokens, targets, B, T);
+  const std::int64_t N = std::int64_t{B} * T;
+  if (total_tokens < N) {
+    throw Error(fmt::format("GptModel::add_gradients: total_tokens = {} is fewer than this micro-batch's {}",
+                            total_tokens, N));
+  }
+  Activations& a = activations_for(B, T);
   {
     const TimelineScope span("compute", "forward");
     forward(tokens, a);
   }
   const TimelineScope span("compute", "backward");  // from the loss's gradient on
-  const std::int64_t N = std::int64_t{B} * T;
   cross_entropy_forward_backward(backend_, a.losses, a.logits, a.logits, targets, N,
-                                 config_.vocab_size, 1.0f / static_cast<float>(N));
+                                 config_.vocab_size, 1.0f / static_cast<float>(total_tokens));
   logits_valid_ = false;
   backward(tokens, a);
   return mean_loss(a);

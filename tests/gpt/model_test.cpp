@@ -135,6 +135,43 @@ TEST(GptModel, TrainingStepsAreBitwiseRepeatable) {
   EXPECT_LT(losses[0][2], losses[0][0]);  // and it learns
 }
 
+// Gradient accumulation: three micro-batches of 2 rows give the gradient of the mean loss over
+// one batch of 6 rows, to float rounding (the sums run in another order), on both backends.
+TEST(GptModel, MicroBatchesAccumulateTheLargeBatchsGradient) {
+  const GptConfig config{96, 32, 2, 4, 64};
+  const int rows = 6, T = 24, micro = 2;
+  std::vector<std::int32_t> tokens(rows * T), targets(rows * T);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    tokens[i] = static_cast<std::int32_t>((i * 37 + 5) % 96);
+    targets[i] = static_cast<std::int32_t>((i * 11 + 3) % 96);
+  }
+  for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
+    GptModel large(config, 7, ExecutionContext{.backend = backend});
+    GptModel small(config, 7, ExecutionContext{.backend = backend});
+    const float large_loss = large.forward_backward(tokens, targets, rows, T);
+    small.zero_gradients();
+    double small_loss = 0;
+    for (int m = 0; m < rows / micro; ++m) {
+      const auto part = [&](const std::vector<std::int32_t>& v) {
+        return std::span<const std::int32_t>(v).subspan(static_cast<std::size_t>(m * micro * T),
+                                                        static_cast<std::size_t>(micro * T));
+      };
+      small_loss += small.add_gradients(part(tokens), part(targets), micro, T, std::int64_t{rows} * T) /
+                    static_cast<double>(rows / micro);
+    }
+    EXPECT_NEAR(small_loss, large_loss, 1e-5 * large_loss);
+    const std::span<const float> a = large.gradients(), b = small.gradients();
+    const float peak = std::abs(std::ranges::max(a, {}, [](float x) { return std::abs(x); }));
+    ASSERT_GT(peak, 0.0f);
+    std::size_t far = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) far += std::abs(a[i] - b[i]) > 1e-5f * peak ? 1 : 0;
+    EXPECT_EQ(far, 0u) << kernels::to_string(backend);
+  }
+  GptModel model(config, 7);
+  EXPECT_THAT([&] { model.add_gradients(tokens, targets, rows, T, rows * T - 1); },
+              ThrowsMessage<Error>(HasSubstr("total_tokens")));
+}
+
 TEST(GptModel, LayoutNamesShapesAndOffsetsAreNanoGpts) {
   const GptConfig config = gpt_preset("gpt2-124m");
   const ParameterLayout layout(config);

@@ -330,6 +330,23 @@ def timeline():
     print(f"timeline: {len(spans)} spans, every rank's steps on both clocks; an unwritable path is refused")
 
 
+def micro_batches():
+    """train.micro_batches = 2 with batch 2 trains on the windows of batch 4 in one step, and follows
+    it to float rounding (gradient accumulation); the strategy still runs once per step."""
+    logs = {}
+    for batch, micro in ((4, 1), (2, 2)):
+        out = os.path.join(WORK, f"micro-{micro}")
+        train(out, "--force", "--set", "train.steps=4", "--set", "train.eval_every=0",
+              "--set", f"data.batch_size={batch}", "--set", f"train.micro_batches={micro}", *STRATEGY["data_parallel"])
+        with h5py.File(os.path.join(out, "log.h5"), "r") as f:
+            logs[micro] = {k: f["steps"][k][:] for k in ("loss", "tokens", "bytes_sent")}
+    one, two = logs[1], logs[2]
+    assert one["tokens"].tolist() == two["tokens"].tolist(), (one["tokens"], two["tokens"])
+    assert one["bytes_sent"].tolist() == two["bytes_sent"].tolist(), "the strategy ran more than once a step"
+    assert np.allclose(one["loss"], two["loss"], rtol=1e-4, atol=0), (one["loss"], two["loss"])
+    print(f"micro_batches: losses {two['loss'].tolist()} follow one batch of 4 {one['loss'].tolist()}")
+
+
 def backends(strategy):
     run = ["--force", "--set", "train.steps=4", "--set", "train.eval_every=0", *STRATEGY[strategy]]
     losses = {}
@@ -345,6 +362,6 @@ def backends(strategy):
     print(f"{strategy}: reference and cpu backends agree on every loss {losses['cpu']}; cuda refused")
 
 
-{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline,
+{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline, "micro_batches": micro_batches,
  "crash_commit": crash_commit, "go_back": go_back, "exclusive": exclusive,
  "checksums": checksums, "backends": lambda: backends(ARGS[0])}[MODE]()

@@ -56,6 +56,15 @@ class GptModel {
   // a token or target outside [0, vocab_size) throws lowcomm::Error naming the value.
   float forward_backward(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
                          int B, int T);
+  // Gradient accumulation (train.micro_batches): zero_gradients(), then add_gradients for each
+  // micro-batch, which adds the gradient of (sum of its tokens' losses) / total_tokens without
+  // zeroing first and returns the micro-batch's mean loss. With total_tokens the tokens of all
+  // micro-batches, the gradients are those of the mean loss over all of them (to float
+  // rounding: the sums run in another order than one large batch's); forward_backward is
+  // zero_gradients() + add_gradients(..., B·T).
+  void zero_gradients();
+  float add_gradients(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets, int B, int T,
+                      std::int64_t total_tokens);
   // The forward pass only (validation): the mean loss; gradients are left untouched.
   float loss(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets, int B, int T);
   // The logits (B·T × V) of the last loss() call (forward_backward reuses that memory for dlogits).
@@ -73,7 +82,6 @@ class GptModel {
   void forward(std::span<const std::int32_t> tokens, Activations& a);
   void backward(std::span<const std::int32_t> tokens, Activations& a);
   float mean_loss(const Activations& a) const;
-  void zero_gradients();
 
   GptConfig config_;
   std::function<void()> between_blocks_;

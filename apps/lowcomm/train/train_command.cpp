@@ -250,11 +250,20 @@ class Trainer {
 
   // One step; false when the run stops here (a signal: checkpoint saved, exit 0).
   bool train_step(std::int64_t step, ProgressLine& progress) {
-    const Batch batch = data_->loader.train_batch(step);
-    const int b = static_cast<int>(batch.rows), t = static_cast<int>(batch.seq_len);
+    // Micro-batch m of step s is the loader's batch s·M + m: the windows of one batch of M·B rows.
+    const std::int64_t micro_batches = config_.get_int("train.micro_batches");
     const auto start = SteadyClock::now();
     RankStep mine;
-    mine.loss = model_->forward_backward(batch.tokens, batch.targets, b, t);
+    model_->zero_gradients();
+    int b = 0, t = 0;
+    for (std::int64_t m = 0; m < micro_batches; ++m) {
+      const Batch batch = data_->loader.train_batch(step * micro_batches + m);
+      b = static_cast<int>(batch.rows);
+      t = static_cast<int>(batch.seq_len);
+      const float loss = model_->add_gradients(batch.tokens, batch.targets, b, t, micro_batches * b * t);
+      mine.loss += static_cast<double>(loss) / static_cast<double>(micro_batches);
+    }
+    b *= static_cast<int>(micro_batches);  // the step's rows, for the token counts below
     const double clip = config_.get_double("train.grad_clip");
     mine.grad_norm = clip > 0 ? clip_by_global_norm(model_->gradient_spans(), clip)
                               : global_norm(model_->gradient_views());

@@ -23,6 +23,10 @@ void add_model_keys(ConfigSchema& schema) {
 void add_loop_keys(ConfigSchema& schema) {
   schema.integer("seed", 0, "model initialisation and the seed shared by compressors", 0);
   schema.integer("train.steps", 200, "optimizer steps of the run", 1);
+  schema.integer("train.micro_batches", 1,
+                 "gradient accumulation: micro-batches of data.batch_size rows per rank and step, their "
+                 "gradients averaged before the strategy runs once (the batch of data.batch_size x this)",
+                 1);
   schema.real("train.grad_clip", 1.0, "clip each rank's local gradient to this global L2 norm (0: off)", 0.0);
   schema.integer("train.eval_every", 50, "validation loss every N steps, and after the last (0: only the last)", 0);
   schema.integer("train.checkpoint_every", 100,
