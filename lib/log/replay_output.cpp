@@ -86,7 +86,7 @@ struct Datasets {
   std::vector<RowDataset> params;  // one per tensor, [steps + 1, W, *shape]
   // [steps, W]
   RowDataset bytes_sent, bytes_received, payload_bytes;
-  RowDataset relative_error, cosine, measured_comm_s, codec_s;
+  RowDataset relative_error, cosine, cumulative_relative_error, measured_comm_s, codec_s;
   RowDataset modelled_comm_s;  // [steps]
 };
 
@@ -157,6 +157,7 @@ ReplayOutput::ReplayOutput(const std::filesystem::path& out,
       .payload_bytes = int64s("payload_bytes"),
       .relative_error = doubles("metrics/relative_error"),
       .cosine = doubles("metrics/cosine"),
+      .cumulative_relative_error = doubles("metrics/cumulative_relative_error"),
       .measured_comm_s = doubles("metrics/measured_comm_s"),
       .codec_s = doubles("metrics/codec_s"),
       .modelled_comm_s = RowDataset(root, "metrics/modelled_comm_s", H5T_IEEE_F64LE,
@@ -221,6 +222,7 @@ void ReplayOutput::write_step(std::int64_t step, std::span<const RankStep> ranks
   d.payload_bytes.write(row, column(&RankStep::payload_bytes).data());
   d.relative_error.write(row, column(&RankStep::relative_error).data());
   d.cosine.write(row, column(&RankStep::cosine).data());
+  d.cumulative_relative_error.write(row, column(&RankStep::cumulative_relative_error).data());
   d.measured_comm_s.write(row, column(&RankStep::measured_comm_s).data());
   d.codec_s.write(row, column(&RankStep::codec_s).data());
   // Every rank is charged the same modelled time for a collective (the slowest link's), so one

@@ -70,7 +70,7 @@ def check_common(f, compressor):
             np.testing.assert_array_equal(f[f"params/{name}"][0, w], initial[name])
     for d in ("bytes_sent", "bytes_received", "payload_bytes"):
         assert f[d].shape == (STEPS, W) and f[d].dtype == np.int64, (d, f[d].shape, f[d].dtype)
-    for d in ("relative_error", "cosine", "measured_comm_s", "codec_s"):
+    for d in ("relative_error", "cosine", "cumulative_relative_error", "measured_comm_s", "codec_s"):
         assert f[f"metrics/{d}"].shape == (STEPS, W) and f[f"metrics/{d}"].dtype == np.float64
     assert f["metrics/modelled_comm_s"].shape == (STEPS,)
     # The default network (1 Gbps, simulate) charges time for every exchange between ranks.
@@ -113,7 +113,8 @@ with replay(os.path.join(out_folder, f"topk-w{W}.h5"), "compressor.name=topk",
     check_common(f, "topk")
     residual = {(n, w): np.zeros(int(np.prod(SHAPES[n])), np.float32)
                 for n in NAMES for w in range(W)}
-    aggregates, expected_error = [], []
+    aggregates, expected_error, expected_cumulative = [], [], []
+    total_a, total_m = 0.0, 0.0
     for s in range(STEPS):
         parts = []
         for n in NAMES:
@@ -132,6 +133,8 @@ with replay(os.path.join(out_folder, f"topk-w{W}.h5"), "compressor.name=topk",
         aggregates.append(a)
         m = mean_gradient(s).astype(np.float64)
         expected_error.append(np.linalg.norm(a - m) / np.linalg.norm(m))
+        total_a, total_m = total_a + a.astype(np.float64), total_m + m
+        expected_cumulative.append(np.linalg.norm(total_a - total_m) / np.linalg.norm(total_m))
     check_params(f, aggregates)
     payload = sum(8 * min(K, int(np.prod(s))) for s in SHAPES.values())  # 16 + 16 + 8
     for s in range(STEPS):
@@ -140,8 +143,12 @@ with replay(os.path.join(out_folder, f"topk-w{W}.h5"), "compressor.name=topk",
         np.testing.assert_array_equal(f["payload_bytes"][s], [payload] * W)
     error = f["metrics/relative_error"][:]
     assert (error > 0).all(), error
+    cumulative = f["metrics/cumulative_relative_error"][:]
     for w in range(W):
         np.testing.assert_allclose(error[:, w], expected_error, rtol=1e-4)
+        np.testing.assert_allclose(cumulative[:, w], expected_cumulative, rtol=1e-4)
+    # Error feedback sends later what it holds back: the cumulative error falls below the per-step one.
+    assert cumulative[-1].mean() < error[-1].mean(), (cumulative[-1], error[-1])
     assert ((f["metrics/cosine"][:] > 0) & (f["metrics/cosine"][:] < 1)).all()
 
 # ---- replay.steps, and an --out that exists ----------------------------------------------

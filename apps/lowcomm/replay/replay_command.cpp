@@ -77,7 +77,8 @@ namespace {
 // relative_error = |a - m| / |m|; cosine = a.m / (|a| |m|). A zero mean makes both undefined:
 // an exact (zero) aggregate then counts as relative error 0 and cosine 1, any other as
 // relative error +inf and cosine 0; a zero aggregate of a non-zero mean has cosine 0.
-std::pair<double, double> compare(std::span<const float> aggregate, std::span<const float> mean) {
+template <class A, class M>
+std::pair<double, double> compare(std::span<const A> aggregate, std::span<const M> mean) {
   double diff2 = 0, mean2 = 0, agg2 = 0, dot = 0;
   for (std::size_t i = 0; i < mean.size(); ++i) {
     const double a = aggregate[i], m = mean[i];
@@ -173,6 +174,8 @@ int run(const ReplayArguments& arguments) {
     });
 
     std::vector<float> params(n), grads(n), update(n), mean(n);
+    // The cumulative metric: every update and every dense mean so far, summed in double.
+    std::vector<double> total_update(n, 0.0), total_mean(n, 0.0);
     const std::vector<std::span<float>> param_views = tensor_views(std::span(params), tensors);
     const std::vector<std::span<float>> grad_views = tensor_views(std::span(grads), tensors);
     const std::vector<std::span<const float>> grad_inputs(grad_views.begin(), grad_views.end());
@@ -213,7 +216,7 @@ int run(const ReplayArguments& arguments) {
     const ControlChannel& control = mpi.control();
     const double lr = config.get_double("replay.lr");
     const bool skip_nonfinite = config.get_string("replay.nonfinite") == "skip";
-    double sum_relative_error = 0, sum_cosine = 0, sum_sent = 0;
+    double sum_relative_error = 0, sum_cosine = 0, sum_sent = 0, last_cumulative_error = 0;
     std::int64_t skipped = 0;
     // Rank 0 writes every rank's parameters after the step and the step's row. It takes every
     // rank's parameters even after a failed write, or the senders would wait forever.
@@ -250,7 +253,8 @@ int run(const ReplayArguments& arguments) {
         if (!skip_nonfinite) agree_on_failure(control, [] { throw ReportedFailure(kNonFiniteExit); });
         ++skipped;
         const double nan = std::numeric_limits<double>::quiet_NaN();
-        const std::vector<RankStep> all_steps = control.gather_to_root(RankStep{.relative_error = nan, .cosine = nan});
+        const std::vector<RankStep> all_steps =
+            control.gather_to_root(RankStep{.relative_error = nan, .cosine = nan, .cumulative_relative_error = nan});
         write_rows(step, all_steps);
         continue;
       }
@@ -266,19 +270,28 @@ int run(const ReplayArguments& arguments) {
       control.sum_each(std::span<float>(mean));
       const auto ranks = static_cast<float>(w);  // divided as compressor none divides its sum
       for (float& m : mean) m /= ranks;
-      const auto [relative_error, cosine] = compare(update, mean);
+      const auto [relative_error, cosine] = compare(std::span<const float>(update), std::span<const float>(mean));
+      for (std::size_t i = 0; i < n; ++i) {
+        total_update[i] += update[i];
+        total_mean[i] += mean[i];
+      }
+      const double cumulative_error =
+          compare(std::span<const double>(total_update), std::span<const double>(total_mean)).first;
 
       const RankStep mine{.bytes_sent = static_cast<std::int64_t>(report.comm.bytes_sent),
                           .bytes_received = static_cast<std::int64_t>(report.comm.bytes_received),
                           .payload_bytes = static_cast<std::int64_t>(report.payload_bytes),
                           .relative_error = relative_error,
                           .cosine = cosine,
+                          .cumulative_relative_error = cumulative_error,
                           .measured_comm_s = report.comm.measured_s,
                           .modelled_comm_s = report.comm.modelled_s,
                           .codec_s = report.codec_s};
       const std::vector<RankStep> all_steps = control.gather_to_root(mine);
       write_rows(step, all_steps);
+      last_cumulative_error = 0;
       for (const RankStep& r : all_steps) {
+        last_cumulative_error += r.cumulative_relative_error / static_cast<double>(w);
         sum_relative_error += r.relative_error;
         sum_cosine += r.cosine;
         sum_sent += static_cast<double>(r.bytes_sent);
@@ -300,6 +313,8 @@ int run(const ReplayArguments& arguments) {
                       : "");
       std::printf("  update against a dense SGD step: relative error %.4g, cosine %.4g (mean over "
                   "steps and ranks)\n", sum_relative_error / cells, sum_cosine / cells);
+      std::printf("  all updates so far against all dense steps so far, after the last step: relative error %.4g "
+                  "(mean over ranks)\n", last_cumulative_error);
       if (skipped > 0) {
         std::printf("  skipped %lld step%s whose gradients held NaN or Inf (replay.nonfinite = skip)\n",
                     static_cast<long long>(skipped), skipped == 1 ? "" : "s");

@@ -22,6 +22,7 @@ struct RankStep {
   std::int64_t payload_bytes = 0;
   double relative_error = 0;
   double cosine = 0;
+  double cumulative_relative_error = 0;  // of the updates so far against the dense means so far
   double measured_comm_s = 0;
   double modelled_comm_s = 0;
   double codec_s = 0;
