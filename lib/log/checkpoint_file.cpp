@@ -101,7 +101,12 @@ void write_checkpoint(const std::filesystem::path& path, const StateDict& state)
   partial += ".partial";
   const ReportedFile file(partial, kKind);
   try {
-    Hdf5Id h5(check(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), file,
+    // Closing the file closes every object still open in it: a write that fails on a full disk
+    // leaves no group or dataset behind, which HDF5 would otherwise try (and crash) to close at
+    // the process's exit.
+    const Hdf5Id access(check(H5Pcreate(H5P_FILE_ACCESS), file, "cannot create the file"), H5Pclose);
+    check(H5Pset_fclose_degree(access.get(), H5F_CLOSE_STRONG), file, "cannot create the file");
+    Hdf5Id h5(check(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), file,
                     "cannot create the file", "check that its folder exists and is writable"),
               H5Fclose);
     const Hdf5Id links(H5Pcreate(H5P_LINK_CREATE), H5Pclose);

@@ -347,6 +347,30 @@ def micro_batches():
     print(f"micro_batches: losses {two['loss'].tolist()} follow one batch of 4 {one['loss'].tolist()}")
 
 
+def disk_full():
+    """A checkpoint that does not fit (LOWCOMM_TEST_FREE_BYTES stands for a full disk) stops the run with
+    exit 1 and a message saying how much it needs, before any file is created: no crash, no .partial,
+    no half-made step folder, the log readable with its rows; with space again, --resume starts over."""
+    out = os.path.join(WORK, "disk-full")
+    run = ["--set", "train.steps=6", "--set", "train.checkpoint_every=3", "--set", "train.eval_every=0"]
+    env = dict(os.environ, LOWCOMM_TEST_FREE_BYTES="1000")
+    full = train(out, "--force", *run, check=False, env=env)
+    text = full.stdout + full.stderr
+    assert full.returncode == 1, (full.returncode, text)
+    assert "needs about" in text and "MB free" in text and "--resume" in text, text
+    assert "Segmentation" not in text and "HDF5:" not in text, text
+    leftovers = [os.path.join(d, f) for d, _, files in os.walk(out) for f in files if f.endswith(".partial")]
+    assert not leftovers, leftovers
+    assert not os.path.exists(os.path.join(out, "checkpoints", "step-00000003")), "a half-made step folder"
+    with h5py.File(os.path.join(out, "log.h5"), "r") as f:
+        assert f["steps/step"][:].tolist() == [0, 1, 2], f["steps/step"][:]
+    resumed = train(out, "--resume", *run)
+    assert "resumed" not in resumed.stdout, resumed.stdout  # nothing to resume from: a fresh start
+    with h5py.File(os.path.join(out, "log.h5"), "r") as f:
+        assert f["steps/step"][:].tolist() == list(range(6)), f["steps/step"][:]
+    print("a checkpoint that cannot fit stops the run cleanly, naming the space it needs")
+
+
 def backends(strategy):
     run = ["--force", "--set", "train.steps=4", "--set", "train.eval_every=0", *STRATEGY[strategy]]
     losses = {}
@@ -362,6 +386,6 @@ def backends(strategy):
     print(f"{strategy}: reference and cpu backends agree on every loss {losses['cpu']}; cuda refused")
 
 
-{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline, "micro_batches": micro_batches,
+{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline, "micro_batches": micro_batches, "disk_full": disk_full,
  "crash_commit": crash_commit, "go_back": go_back, "exclusive": exclusive,
  "checksums": checksums, "backends": lambda: backends(ARGS[0])}[MODE]()

@@ -33,6 +33,28 @@ std::optional<std::int64_t> step_of(const std::string& name) {
   return step;
 }
 
+// About what a rank's checkpoint file takes on disk: its values, and a generous allowance for
+// HDF5's headers and chunk indexes per entry and per file.
+std::uintmax_t checkpoint_bytes(const StateDict& state) {
+  constexpr std::uintmax_t kPerEntry = 4096, kPerFile = 1 << 16;
+  std::uintmax_t bytes = kPerFile;
+  for (const std::string& key : state.float_keys()) bytes += state.floats(key).size() * sizeof(float) + kPerEntry;
+  bytes += state.integer_keys().size() * (sizeof(std::int64_t) + kPerEntry);
+  return bytes;
+}
+
+// A checkpoint that cannot fit is refused before its file is created: HDF5 (1.10) cannot close a
+// file whose writes failed on a full disk, and crashes at the process's exit.
+void require_space_for(const std::filesystem::path& file, std::uintmax_t bytes) {
+  std::error_code error;
+  const std::uintmax_t available =
+      test_free_bytes().value_or(std::filesystem::space(file.parent_path(), error).available);
+  if (error || available >= bytes) return;  // a file system that cannot say: let the write tell
+  throw LogError(fmt::format("checkpoint {}: needs about {:.1f} MB but its file system has {:.1f} MB free; free some "
+                             "space, or move the run folder (--out) to a larger file system and --resume there",
+                             file.string(), static_cast<double>(bytes) / 1e6, static_cast<double>(available) / 1e6));
+}
+
 }  // namespace
 
 std::vector<std::int64_t> CheckpointStore::steps() const {
@@ -73,9 +95,20 @@ void CheckpointStore::rewind_to(std::int64_t step) const {
 
 void CheckpointStore::save(std::int64_t step, const StateDict& state, std::int64_t keep) const {
   on_rank_zero_agreed(control_, [&] { std::filesystem::create_directories(step_dir(step)); });
-  agree_on_failure(control_, [&] {
-    write_checkpoint(step_dir(step) / fmt::format("rank-{:04d}.h5", control_.rank()), state);
-  });
+  try {
+    agree_on_failure(control_, [&] {
+      const std::filesystem::path file = step_dir(step) / fmt::format("rank-{:04d}.h5", control_.rank());
+      require_space_for(file, checkpoint_bytes(state));
+      write_checkpoint(file, state);
+    });
+  } catch (...) {
+    // Every rank is done with the folder (the agreement is collective): no partial step is kept.
+    if (control_.is_root()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(step_dir(step), ignored);
+    }
+    throw;
+  }
   fault_point("rank-files-written", step, control_.rank());
   on_rank_zero_agreed(control_, [&] {
     write_latest(step);

@@ -1,6 +1,7 @@
 #include "fault_injection.hpp"
 
 #include <csignal>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -18,6 +19,12 @@ void fault_point(std::string_view point, std::int64_t step, int rank) {
                std::string(point).c_str(), static_cast<long long>(step));
   std::fflush(stderr);
   std::raise(SIGKILL);
+}
+
+std::optional<std::uintmax_t> test_free_bytes() {
+  const char* bytes = std::getenv("LOWCOMM_TEST_FREE_BYTES");
+  if (bytes == nullptr) return std::nullopt;
+  return std::strtoumax(bytes, nullptr, 10);
 }
 
 }  // namespace lowcomm::cli
