@@ -1,7 +1,8 @@
 // The `demo` strategy against an independent PyTorch implementation of DeMo's step
 // (tests/fixtures/make_demo_fixtures.py → demo.h5): parameters and every rank's momentum after
 // each of five steps, at the world size of this run (2 or 3), with weight decay, a tensor whose
-// first dimension is prime (blocks of length 1) and a 1-D tensor.
+// first dimension is prime (blocks of length 1) and a 1-D tensor; the same over the top-k
+// transport; and the stale pipeline's parameters.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -25,31 +26,41 @@ int world(int (*query)(MPI_Comm, int*)) {
   return value;
 }
 
+enum class Transport { DctTopk, Topk };
+
 // The demo strategy's configuration as the fixture of `group` was made.
-Config demo_config(const FixtureFile& file, const std::string& group, bool stale) {
+Config demo_config(const FixtureFile& file, const std::string& group, bool stale, Transport transport) {
   ConfigSchema schema;
   add_strategy_keys(schema);
-  return Config::defaults(
-      schema, std::vector<std::string>{
-                  "strategy.name=demo",
-                  fmt::format("strategy.demo.compression_decay={}", file.attr_double(group, "compression_decay")),
-                  fmt::format("strategy.demo.compression_topk={}", file.attr_int(group, "compression_topk")),
-                  fmt::format("strategy.demo.compression_chunk={}", file.attr_int(group, "compression_chunk")),
-                  fmt::format("strategy.demo.weight_decay={}", file.attr_double(group, "weight_decay")),
-                  fmt::format("strategy.demo.stale={}", stale)});
+  std::vector<std::string> settings{
+      "strategy.name=demo",
+      fmt::format("strategy.demo.compression_decay={}", file.attr_double(group, "compression_decay")),
+      fmt::format("strategy.demo.weight_decay={}", file.attr_double(group, "weight_decay")),
+      fmt::format("strategy.demo.stale={}", stale)};
+  if (transport == Transport::DctTopk) {
+    settings.push_back(fmt::format("strategy.demo.compression_topk={}", file.attr_int(group, "compression_topk")));
+    settings.push_back(fmt::format("strategy.demo.compression_chunk={}", file.attr_int(group, "compression_chunk")));
+  } else {
+    settings.emplace_back("strategy.demo.transport=topk");
+    settings.emplace_back("compressor.granularity=tensor");
+    settings.push_back(fmt::format("compressor.topk.ratio={}", file.attr_double(group, "topk_ratio")));
+  }
+  return Config::defaults(schema, settings);
 }
 
 // One world size's case of demo.h5.
 struct FixtureCase {
   int rank = world(MPI_Comm_rank);
   int w = world(MPI_Comm_size);
-  std::string group = fmt::format("/w{}", w);
+  std::string group;
   std::size_t steps = 0;
   std::vector<double> lr;
   std::vector<std::vector<float>> init, all_grads;
   Config config;
 
-  FixtureCase(const FixtureFile& file, bool stale) : config(demo_config(file, group, stale)) {
+  FixtureCase(const FixtureFile& file, bool stale, Transport transport = Transport::DctTopk)
+      : group((transport == Transport::DctTopk ? "/w" : "/topk_w") + std::to_string(w)),
+        config(demo_config(file, group, stale, transport)) {
     steps = static_cast<std::size_t>(file.attr_int(group, "steps"));
     lr = file.doubles(group + "/lr");
     for (const TensorInfo& t : kTensors) {
@@ -80,9 +91,10 @@ struct FixtureCase {
   }
 };
 
-TEST(DemoFixture, MatchesTheReferenceStepOverSeveralSteps) {
+// Parameters and every rank's momentum after each step against the fixture's.
+void expect_reference_trajectory(Transport transport) {
   const FixtureFile file(LOWCOMM_DEMO_FIXTURES);
-  const FixtureCase fixture(file, /*stale=*/false);
+  const FixtureCase fixture(file, /*stale=*/false, transport);
   ASSERT_EQ(file.attr_int(fixture.group, "world_size"), fixture.w);
   Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
   const std::unique_ptr<Strategy> demo =
@@ -111,6 +123,11 @@ TEST(DemoFixture, MatchesTheReferenceStepOverSeveralSteps) {
     }
   }
 }
+
+TEST(DemoFixture, MatchesTheReferenceStepOverSeveralSteps) { expect_reference_trajectory(Transport::DctTopk); }
+
+// DeMo over another transport: global top-k per tensor (ratio 0.1) carries the momentum.
+TEST(DemoFixture, TopkTransportMatchesTheReference) { expect_reference_trajectory(Transport::Topk); }
 
 // The pipelined stale step: each step's exchange is in flight until the next step (nothing
 // waits for it in between: no save_state), and the parameters follow the reference's stale
