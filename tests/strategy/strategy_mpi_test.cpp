@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -124,10 +125,52 @@ TEST(Diloco, AlphaZeroKeepsTheLocalParametersAndAlphaOneTakesTheGlobalOnes) {
   EXPECT_EQ(from_rank_zero(alpha1.params), alpha1.params);
 }
 
+// The pseudo-gradient's exchange through a lossy compressor: top-k of each tensor with error
+// feedback (REFERENCE.md §2), k entries by largest |Δ + e| (ties: lower index), e keeps the rest,
+// the mean over ranks of what was sent. k = 0: the exact mean.
+struct TopkExchange {
+  std::size_t k = 0;
+  std::vector<std::vector<double>> residual;  // per rank, over the whole model
+
+  // deltas[r][i - begin]: rank r's Δ over [begin, end); returns the exchanged mean.
+  std::vector<double> mean(std::vector<std::vector<double>> deltas, std::size_t begin, std::size_t end) {
+    const std::size_t w = deltas.size();
+    std::vector<double> sum(end - begin, 0.0);
+    if (residual.empty()) residual.assign(w, std::vector<double>(model_size(), 0.0));
+    std::size_t offset = 0;
+    for (const TensorInfo& t : kModel) {  // units: the tensors of the fragment
+      const auto n = static_cast<std::size_t>(t.numel());
+      const std::size_t first = offset;
+      offset += n;
+      if (first < begin || first >= end) continue;
+      for (std::size_t r = 0; r < w; ++r) {
+        std::vector<double> corrected(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          corrected[i] = deltas[r][first - begin + i] + (k > 0 ? residual[r][first + i] : 0.0);
+        }
+        std::vector<std::size_t> order(n);
+        for (std::size_t i = 0; i < n; ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return std::abs(corrected[a]) > std::abs(corrected[b]); });
+        const std::size_t kept = k == 0 ? n : std::min(k, n);
+        for (std::size_t j = 0; j < n; ++j) {
+          const std::size_t i = order[j];
+          const bool sent = j < kept;
+          if (sent) sum[first - begin + i] += corrected[i];
+          if (k > 0) residual[r][first + i] = sent ? 0.0 : corrected[i];
+        }
+      }
+    }
+    for (double& v : sum) v /= static_cast<double>(w);
+    return sum;
+  }
+};
+
 // REFERENCE.md §4 written out for all ranks in one process, in double: streaming fragments,
-// τ-step overlap, α mix, Nesterov outer momentum, inner SGD.
+// τ-step overlap, α mix, Nesterov outer momentum, inner SGD; the exchange exact or top-k + EF.
 std::vector<float> simulate_streaming_diloco(int w, int steps, int h, int overlap, double alpha,
-                                             double outer_lr, double mu) {
+                                             double outer_lr, double mu, std::size_t topk = 0) {
+  TopkExchange exchange{.k = topk, .residual = {}};
   const std::size_t n = model_size();
   // Fragments as lowcomm cuts kModel into two of about equal size: "weight" (96 values), the rest.
   const std::vector<std::pair<std::size_t, std::size_t>> fragments = {{0, 96}, {96, n}};
@@ -147,10 +190,13 @@ std::vector<float> simulate_streaming_diloco(int w, int steps, int h, int overla
       const auto [begin, end] = fragments[f];
       if ((s + 1) % h == static_cast<int>((f + 1) * static_cast<std::size_t>(h) / fragments.size()) % h) {
         std::vector<double> global(end - begin);
+        std::vector<std::vector<double>> deltas(static_cast<std::size_t>(w), std::vector<double>(end - begin));
+        for (int r = 0; r < w; ++r) {
+          for (std::size_t i = begin; i < end; ++i) deltas[static_cast<std::size_t>(r)][i - begin] = anchor[i] - x[r][i];
+        }
+        const std::vector<double> mean = exchange.mean(deltas, begin, end);  // of (old − new) over ranks
         for (std::size_t i = begin; i < end; ++i) {
-          double delta = 0;  // mean over ranks of (old − new)
-          for (int r = 0; r < w; ++r) delta += anchor[i] - x[r][i];
-          delta /= w;
+          const double delta = mean[i - begin];
           b[i] = mu * b[i] + delta;
           anchor[i] -= outer_lr * (delta + mu * b[i]);
           global[i - begin] = anchor[i];
@@ -181,6 +227,22 @@ TEST(Diloco, StreamingMatchesAnIndependentSimulation) {
                                          "strategy.diloco.outer_lr=0.7", "strategy.diloco.outer_momentum=0.9"}),
                         0, 12, initial_params());
   expect_close(run.params, simulate_streaming_diloco(world_size(), 12, 4, 1, 0.5, 0.7, 0.9), 2e-5);
+}
+
+// The same through a lossy compressor: top-k (k = 5 per tensor) with error feedback.
+TEST(Diloco, StreamingThroughTopkWithErrorFeedbackMatchesAnIndependentSimulation) {
+  const TrainedRun run = train(strategy_config({"strategy.name=diloco", "optimizer.name=sgd",
+                                         "strategy.diloco.inner_steps=4", "strategy.diloco.fragments=2",
+                                         "strategy.diloco.overlap_steps=1", "strategy.diloco.alpha=0.5",
+                                         "strategy.diloco.outer_lr=0.7", "strategy.diloco.outer_momentum=0.9",
+                                         "compressor.name=topk", "compressor.topk.k=5",
+                                         "compressor.topk.error_feedback=true"}),
+                        0, 12, initial_params());
+  const std::vector<float> exact = simulate_streaming_diloco(world_size(), 12, 4, 1, 0.5, 0.7, 0.9);
+  expect_close(run.params, simulate_streaming_diloco(world_size(), 12, 4, 1, 0.5, 0.7, 0.9, 5), 2e-5);
+  double moved = 0;  // the compressor changes the trajectory far beyond the tolerance
+  for (std::size_t i = 0; i < exact.size(); ++i) moved = std::max(moved, std::abs(double(run.params[i]) - exact[i]));
+  EXPECT_GT(moved, 1e-2);
 }
 
 TEST(Diloco, RejectsInconsistentStreamingOptions) {
