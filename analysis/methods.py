@@ -5,7 +5,8 @@ A label is ``<strategy>/<compressor> <parameters>``:
 - ``data_parallel/<compressor>``: the compressor's main parameter, e.g.
   ``data_parallel/topk ratio=0.01``, ``data_parallel/powersgd rank=4``,
   ``data_parallel/quantize bits=8``, ``data_parallel/none`` (``none bf16`` for a 16-bit wire);
-- ``demo/<transport>``: ``demo/dct_topk k=32`` (k = strategy.demo.compression_topk), with
+- ``demo/<transport>``: ``demo/dct_topk k=32`` (k = compressor.dct_topk.topk, which DeMo calls
+  strategy.demo.compression_topk; logs written before the two were one key hold the latter), with
   ``chunk=``, ``wire=``, ``stale`` when not at their defaults; another transport shows its own
   parameters (``demo/topk ratio=0.01``);
 - ``diloco H=<inner_steps>/<compressor>``, with ``F=`` (streaming fragments), ``tau=`` and
@@ -88,15 +89,22 @@ def method_label(config: dict, attrs: dict | None = None) -> str:
     compressor = _get(config, "compressor.name", attrs.get("compressor", "none"))
     if strategy == "demo":
         demo = config.get("strategy", {}).get("demo", {})
+        dct = config.get("compressor", {}).get("dct_topk", {})
+
+        def transport_setting(own, reference, default):  # one setting, under either name
+            return dct.get(own, demo.get(reference, default))
+
         transport = demo.get("transport", "dct_topk")
         if transport == "dct_topk":
-            parts = [f"dct_topk k={_fmt(demo.get('compression_topk', 32))}"]
-            if demo.get("compression_chunk", 64) != 64:
-                parts.append(f"chunk={_fmt(demo['compression_chunk'])}")
+            parts = [f"dct_topk k={_fmt(transport_setting('topk', 'compression_topk', 32))}"]
+            chunk = transport_setting("chunk", "compression_chunk", 64)
+            if chunk != 64:
+                parts.append(f"chunk={_fmt(chunk)}")
         else:
             parts = [_compressor_part(config, transport)]
-        if demo.get("wire", "reference") != "reference":
-            parts.append(f"wire={demo['wire']}")
+        wire = transport_setting("wire", "wire", "reference")
+        if wire != "reference":
+            parts.append(f"wire={wire}")
         if demo.get("stale", False):
             parts.append("stale")
         if demo.get("compression_decay", 0.999) != 0.999:

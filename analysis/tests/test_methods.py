@@ -27,6 +27,10 @@ def test_labels():
         "data_parallel/topk ratio=0.01 no-EF"
     assert method_label(config(compressor="powersgd", compressor__powersgd__rank=4)) == \
         "data_parallel/powersgd rank=4"
+    assert method_label(config(strategy="demo", compressor__dct_topk__topk=8)) == "demo/dct_topk k=8"
+    assert method_label(config(strategy="demo", compressor__dct_topk__chunk=32,
+                               compressor__dct_topk__wire="compact")) == "demo/dct_topk k=32 chunk=32 wire=compact"
+    # Logs written when DeMo's reference names were keys of their own.
     assert method_label(config(strategy="demo", strategy__demo__compression_topk=8)) == \
         "demo/dct_topk k=8"
     assert method_label(config(strategy="demo", strategy__demo__compression_topk=32,

@@ -30,6 +30,9 @@ Config::Config(ConfigSchema schema, std::map<std::string, ConfigValue, std::less
 
 const ConfigValue& Config::value_of(std::string_view path) const {
   if (auto it = values_.find(path); it != values_.end()) return it->second;
+  if (const ConfigKey* named = schema_.find(path); named && !named->alias_of.empty()) {
+    return value_of(named->alias_of);
+  }
   const ConfigKey* key = schema_.find(path);
   // Only wildcard and optional keys can be unset here; the others were filled or required.
   if (key && key->default_value) return *key->default_value;
@@ -39,6 +42,7 @@ const ConfigValue& Config::value_of(std::string_view path) const {
 
 bool Config::has(std::string_view path) const {
   if (values_.contains(path)) return true;
+  if (const ConfigKey* named = schema_.find(path); named && !named->alias_of.empty()) return has(named->alias_of);
   const ConfigKey* key = schema_.find(path);
   return key && key->default_value;
 }

@@ -64,7 +64,7 @@ class Resolver {
     std::map<std::string, ConfigValue, std::less<>> values;
     for (const auto& [path, entry] : entries_) {
       const bool from_command_line = entry.source == command_line_source;
-      auto value = read_value(*schema_.find(path), path, *entry.node, from_command_line);
+      auto value = read_value(*schema_.resolve(path), entry.spelling, *entry.node, from_command_line);
       if (auto* message = std::get_if<std::string>(&value)) {
         error(entry.source, std::move(*message));
       } else {
@@ -72,7 +72,7 @@ class Resolver {
       }
     }
     for (const ConfigKey* key : keys_) {
-      if (has_wildcard(key->path) || entries_.contains(key->path)) continue;
+      if (!key->alias_of.empty() || has_wildcard(key->path) || entries_.contains(key->path)) continue;
       if (key->default_value) {
         values.emplace(key->path, *key->default_value);
       } else if (!key->optional) {
@@ -100,6 +100,7 @@ class Resolver {
   struct Entry {
     const toml::node* node;
     std::string source;
+    std::string spelling;  // the name it was set by: the key's own or an alias
   };
 
   // The value of --set as TOML ("5", "true", "[1, 2]", "\"text\""), or as a plain string when
@@ -129,8 +130,17 @@ class Resolver {
                                 parent.empty() ? quoted : fmt::format("{}.{}", parent, quoted)));
       return;
     }
-    if (schema_.find(path)) {
-      entries_.insert_or_assign(path, Entry{&node, std::string(source)});
+    if (const ConfigKey* key = schema_.find(path)) {
+      // An alias sets the key it names; a later source beats an earlier one, but one source
+      // giving both names is a contradiction (or a redundancy) to point out.
+      const std::string target = key->alias_of.empty() ? path : key->alias_of;
+      schema_.resolve(path);  // a dangling alias is the schema's mistake: lowcomm::Error
+      if (const auto set = entries_.find(target);
+          set != entries_.end() && set->second.source == source && set->second.spelling != path) {
+        error(source, fmt::format("'{}' and '{}' name one setting: set only one of them", set->second.spelling, path));
+        return;
+      }
+      entries_.insert_or_assign(target, Entry{&node, std::string(source), path});
       return;
     }
     std::vector<std::string> keys_below;
@@ -236,9 +246,10 @@ Config Config::defaults(const ConfigSchema& schema, std::span<const std::string>
 
 Config Config::with(std::span<const ConfigSetting> settings) const {
   std::map<std::string, ConfigValue, std::less<>> values = values_;
-  for (const auto& [path, given] : settings) {
-    const ConfigKey* key = schema_.find(path);
-    if (key == nullptr) throw Error(fmt::format("Config::with: '{}' is not a key of this configuration", path));
+  for (const auto& [given_path, given] : settings) {
+    const ConfigKey* key = schema_.resolve(given_path);
+    if (key == nullptr) throw Error(fmt::format("Config::with: '{}' is not a key of this configuration", given_path));
+    const std::string path = schema_.find(given_path)->alias_of.empty() ? given_path : key->path;
     ConfigValue value = given;
     if (key->type == ValueType::Float && std::holds_alternative<std::int64_t>(value)) {
       value = static_cast<double>(std::get<std::int64_t>(value));

@@ -73,6 +73,13 @@ ConfigSchema& ConfigSchema::add(ConfigKey key) {
                               path, key.path));
     }
   }
+  if (!key.alias_of.empty()) {
+    check_path(key.alias_of);
+    if (key.default_value || key.min || key.max || !key.choices.empty() || key.optional) {
+      throw Error(fmt::format("config key '{}' is an alias of '{}': it takes no default, bounds, choices or "
+                              "optional of its own", key.path, key.alias_of));
+    }
+  }
   check_constraints(key);
   normalise_default(key);
   std::string path = key.path;
@@ -116,6 +123,16 @@ const ConfigKey* ConfigSchema::find(std::string_view concrete_path) const {
     }
   }
   return best;
+}
+
+const ConfigKey* ConfigSchema::resolve(std::string_view concrete_path) const {
+  const ConfigKey* key = find(concrete_path);
+  if (key == nullptr || key->alias_of.empty()) return key;
+  const ConfigKey* target = find(key->alias_of);
+  if (target == nullptr || !target->alias_of.empty()) {
+    throw Error(fmt::format("config key '{}' is an alias of '{}', which is not a key", key->path, key->alias_of));
+  }
+  return target;
 }
 
 std::vector<const ConfigKey*> ConfigSchema::keys() const {

@@ -5,7 +5,7 @@
 //     G ← the transport's mean over ranks;  x ← x − η·sign(G)
 // The middle two lines are error feedback with a decaying residual fed η·g (error_feedback.hpp),
 // so the momentum lives in an ErrorFeedback wrapped around the transport: DCT top-k by default
-// (strategy.demo.compression_topk / _chunk / wire), or any registered compressor named by
+// (compressor.dct_topk.*, alias strategy.demo.compression_topk / _chunk / wire), or any registered compressor named by
 // strategy.demo.transport, configured by its own compressor.<name>.* keys.
 //
 // `stale = true` is the one-step-stale pipeline Psyche runs: step t applies the aggregate of step
@@ -45,7 +45,9 @@ struct DemoOptions {
 };
 
 // The transport's configuration: the run's, with compressor.name set to the transport and its
-// error feedback off (DeMo's own momentum is the error feedback).
+// error feedback off (DeMo's own momentum is the error feedback). DeMo's reference names for the
+// DCT transport's settings (strategy.demo.compression_topk, compression_chunk, wire) are aliases
+// of compressor.dct_topk.topk, chunk and wire: one setting each.
 Config transport_config(const Config& config) {
   const std::string& transport = config.get_string("strategy.demo.transport");
   CompressorRegistry::global().find(transport);  // ConfigError listing them when unknown
@@ -59,34 +61,11 @@ Config transport_config(const Config& config) {
   }
   std::vector<ConfigSetting> settings{{"compressor.name", transport},
                                       {fmt::format("compressor.{}.error_feedback", transport), false}};
-  const std::string& wire = config.get_string("strategy.demo.wire");
   if (transport == "dct_topk") {
-    // DeMo's names for its transport's settings (the reference implementation's) win. A value set
-    // under the compressor's own names would be replaced silently, so it is refused.
-    const CompressorInfo& dct = CompressorRegistry::global().find("dct_topk");
-    const struct {
-      const char* demo;
-      const char* own;
-      ConfigValue value;
-    } aliases[] = {{"compression_topk", "topk", config.get_int("strategy.demo.compression_topk")},
-                   {"compression_chunk", "chunk", config.get_int("strategy.demo.compression_chunk")},
-                   {"wire", "wire", wire}};
-    for (const auto& [demo, own, value] : aliases) {
-      const std::string path = fmt::format("compressor.dct_topk.{}", own);
-      const ConfigKey& key = *std::ranges::find(dct.parameters, std::string_view(own), &ConfigKey::path);
-      const ConfigValue set = key.type == ValueType::String ? ConfigValue(config.get_string(path))
-                                                            : ConfigValue(config.get_int(path));
-      if (set != *key.default_value && set != value) {
-        throw ConfigError(fmt::format("strategy demo sets its DCT transport with strategy.demo.{} = {}, so {} = {} "
-                                      "would be ignored: set strategy.demo.{} instead",
-                                      demo, value_text(value), path, value_text(set), demo));
-      }
-      settings.push_back({path, value});
-    }
     settings.push_back({"compressor.granularity", std::string("tensor")});
-  } else if (wire != "reference") {
-    throw ConfigError(fmt::format("strategy.demo.wire = \"{}\" applies to the dct_topk transport only; "
-                                  "transport \"{}\" is set up by its compressor.{}.* keys",
+  } else if (const std::string& wire = config.get_string("compressor.dct_topk.wire"); wire != "reference") {
+    throw ConfigError(fmt::format("strategy.demo.wire (compressor.dct_topk.wire) = \"{}\" applies to the dct_topk "
+                                  "transport only; transport \"{}\" is set up by its compressor.{}.* keys",
                                   wire, transport, transport));
   }
   return config.with(settings);
@@ -119,7 +98,7 @@ class Demo final : public Strategy {
     sync_ = make_compressed_sync(
         setup, config, std::make_unique<ErrorFeedback>(CompressorRegistry::global().create(config), options.decay));
     if (setup.config.get_string("strategy.demo.transport") == "dct_topk") {
-      warn_about_small_blocks(setup, setup.config.get_int("strategy.demo.compression_chunk"));
+      warn_about_small_blocks(setup, setup.config.get_int("compressor.dct_topk.chunk"));
     }
   }
 
@@ -223,16 +202,18 @@ StrategyInfo demo_strategy() {
       .parameters =
           {{.path = "compression_decay", .type = ValueType::Float, .default_value = 0.999,
             .description = "momentum decay beta, in [0, 1)", .min = 0.0, .max = 1.0},
-           {.path = "compression_topk", .type = ValueType::Integer, .default_value = std::int64_t{32},
-            .description = "DCT coefficients sent per block (dct_topk transport)", .min = 1.0},
-           {.path = "compression_chunk", .type = ValueType::Integer, .default_value = std::int64_t{64},
-            .description = "largest DCT block side (dct_topk transport)", .min = 1.0},
+           {.path = "compression_topk", .type = ValueType::Integer,
+            .description = "DeMo's name for compressor.dct_topk.topk: DCT coefficients sent per block",
+            .alias_of = "compressor.dct_topk.topk"},
+           {.path = "compression_chunk", .type = ValueType::Integer,
+            .description = "DeMo's name for compressor.dct_topk.chunk: the largest DCT block side",
+            .alias_of = "compressor.dct_topk.chunk"},
            {.path = "weight_decay", .type = ValueType::Float, .default_value = 0.0,
             .description = "decoupled weight decay: x <- x*(1 - lr*wd) before the update", .min = 0.0},
-           {.path = "wire", .type = ValueType::String, .default_value = "reference",
-            .description = "dct_topk wire format: reference (int64 + fp32), compact (smallest index "
-                           "type), compact_1bit (and 1-bit values; feedback keeps unquantised ones)",
-            .choices = {"reference", "compact", "compact_1bit"}},
+           {.path = "wire", .type = ValueType::String,
+            .description = "DeMo's name for compressor.dct_topk.wire: reference (int64 + fp32), compact "
+                           "(smallest index type), compact_1bit (and 1-bit values)",
+            .alias_of = "compressor.dct_topk.wire"},
            {.path = "transport", .type = ValueType::String, .default_value = "dct_topk",
             .description = "the compressor that carries the momentum (any registered one; its "
                            "compressor.<name>.* keys apply)"},

@@ -425,6 +425,58 @@ TEST(ConfigSchema, RejectsDuplicatesConflictsAndInvalidDefaults) {
   EXPECT_NO_THROW(schema.integer("count", 1, "at its minimum", 1));
 }
 
+// ---- aliases ----------------------------------------------------------------------------------
+
+ConfigSchema aliased_schema() {
+  ConfigSchema schema = test_schema();
+  schema.add({.path = "strategy.demo.compression_topk", .type = ValueType::Integer,
+              .description = "DeMo's name for compressor.dct_topk.topk", .alias_of = "compressor.dct_topk.topk"});
+  schema.integer("compressor.dct_topk.topk", 32, "coefficients per block", 1);
+  return schema;
+}
+
+TEST(ConfigAliases, EitherNameSetsTheOneKeyWhichIsWrittenUnderItsOwnName) {
+  const ConfigSchema schema = aliased_schema();
+  const Config by_alias = Config::defaults(schema, Overrides{"strategy.demo.compression_topk=8"});
+  EXPECT_EQ(by_alias.get_int("compressor.dct_topk.topk"), 8);
+  EXPECT_EQ(by_alias.get_int("strategy.demo.compression_topk"), 8);
+  EXPECT_TRUE(by_alias.has("strategy.demo.compression_topk"));
+  const Config by_name = Config::defaults(schema, Overrides{"compressor.dct_topk.topk=8"});
+  EXPECT_EQ(by_name, by_alias);
+  EXPECT_EQ(by_name.to_toml(), by_alias.to_toml());
+  EXPECT_THAT(by_alias.to_toml(), Not(HasSubstr("compression_topk")));
+  EXPECT_EQ(Config::defaults(schema).get_int("strategy.demo.compression_topk"), 32);  // the key's default
+  // Through the alias, the key's own bounds hold.
+  EXPECT_THAT([&] { Config::defaults(schema, Overrides{"strategy.demo.compression_topk=0"}); },
+              testing::ThrowsMessage<ConfigError>(HasSubstr("compression_topk")));
+  EXPECT_EQ(by_alias.with(std::vector<ConfigSetting>{{"strategy.demo.compression_topk", std::int64_t{4}}})
+                .get_int("compressor.dct_topk.topk"),
+            4);
+}
+
+TEST(ConfigAliases, BothNamesInOneSourceAreRefusedALaterSourceWins) {
+  const ConfigSchema schema = aliased_schema();
+  EXPECT_THAT([&] {
+    Config::defaults(schema, Overrides{"strategy.demo.compression_topk=8", "compressor.dct_topk.topk=8"});
+  }, testing::ThrowsMessage<ConfigError>(HasSubstr("name one setting: set only one of them")));
+  EXPECT_THAT([&] {
+    Config::from_string("[compressor.dct_topk]\ntopk = 4\n[strategy.demo]\ncompression_topk = 4\n", schema);
+  }, testing::ThrowsMessage<ConfigError>(HasSubstr("name one setting")));
+  // The file sets one name, the command line the other: the command line wins.
+  const Config config =
+      Config::from_string("[compressor.dct_topk]\ntopk = 4\n", schema, Overrides{"strategy.demo.compression_topk=9"});
+  EXPECT_EQ(config.get_int("compressor.dct_topk.topk"), 9);
+}
+
+TEST(ConfigAliases, AnAliasHasNoValueOfItsOwnAndMustNameAKey) {
+  ConfigSchema schema = test_schema();
+  EXPECT_THROW(schema.add({.path = "a.b", .type = ValueType::Integer, .default_value = std::int64_t{1},
+                           .alias_of = "seed"}),
+               Error);
+  schema.add({.path = "a.c", .type = ValueType::Integer, .alias_of = "no.such_key"});
+  EXPECT_THROW(Config::defaults(schema, Overrides{"a.c=1"}), Error);
+}
+
 // ---- getters ----------------------------------------------------------------------------------
 
 TEST(ConfigGetters, UnknownPathOrWrongTypeThrowsErrorNamingThePath) {

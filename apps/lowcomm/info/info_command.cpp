@@ -68,6 +68,7 @@ std::string format_value(const ConfigValue& value) {
 
 // "default 0.01, 1e-09..1: fraction kept ..." for one key.
 std::string describe_key(const ConfigKey& key) {
+  if (!key.alias_of.empty()) return fmt::format("alias of {}: {}", key.alias_of, key.description);
   std::string text = key.default_value ? "default " + format_value(*key.default_value) : "unset by default";
   if (key.min || key.max) {
     text += fmt::format(", {}..{}", key.min ? fmt::format("{:g}", *key.min) : "",

@@ -36,6 +36,11 @@ struct ConfigKey {
   // A key without default that may be left unset (has() is false): an override of something
   // computed elsewhere, e.g. one link parameter of a named network scenario.
   bool optional = false;
+  // Another name of the key at this (full) path, e.g. a reference implementation's name. Setting
+  // either sets that key; setting both in one file or one command line is an error. An alias has
+  // no value of its own: no default, bounds or choices (type and description are for listings),
+  // and the resolved configuration writes the key under its own name only.
+  std::string alias_of{};
 };
 
 class ConfigSchema {
@@ -52,8 +57,11 @@ class ConfigSchema {
                        std::vector<std::string> choices = {});
 
   // The key a concrete path belongs to (wildcards match; the key with the fewest wildcards wins),
-  // or nullptr.
+  // or nullptr. An alias is found as itself; resolve() follows it to the key it names.
   const ConfigKey* find(std::string_view concrete_path) const;
+  // The key that holds the value of `concrete_path`: find(), following an alias (lowcomm::Error
+  // when an alias names no key, which is the schema's mistake).
+  const ConfigKey* resolve(std::string_view concrete_path) const;
   std::vector<const ConfigKey*> keys() const;  // sorted by path
 
  private:
