@@ -203,16 +203,16 @@ StrategyInfo demo_strategy() {
           {{.path = "compression_decay", .type = ValueType::Float, .default_value = 0.999,
             .description = "momentum decay beta, in [0, 1)", .min = 0.0, .max = 1.0},
            {.path = "compression_topk", .type = ValueType::Integer,
-            .description = "DeMo's name for compressor.dct_topk.topk: DCT coefficients sent per block",
+            .description = "DeMo's reference name; DCT coefficients sent per block",
             .alias_of = "compressor.dct_topk.topk"},
            {.path = "compression_chunk", .type = ValueType::Integer,
-            .description = "DeMo's name for compressor.dct_topk.chunk: the largest DCT block side",
+            .description = "DeMo's reference name; the largest DCT block side",
             .alias_of = "compressor.dct_topk.chunk"},
            {.path = "weight_decay", .type = ValueType::Float, .default_value = 0.0,
             .description = "decoupled weight decay: x <- x*(1 - lr*wd) before the update", .min = 0.0},
            {.path = "wire", .type = ValueType::String,
-            .description = "DeMo's name for compressor.dct_topk.wire: reference (int64 + fp32), compact "
-                           "(smallest index type), compact_1bit (and 1-bit values)",
+            .description = "DeMo's reference name; reference (int64 + fp32), compact (smallest index type), "
+                           "compact_1bit (and 1-bit values)",
             .alias_of = "compressor.dct_topk.wire"},
            {.path = "transport", .type = ValueType::String, .default_value = "dct_topk",
             .description = "the compressor that carries the momentum (any registered one; its "
