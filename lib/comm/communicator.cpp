@@ -94,6 +94,11 @@ Communicator::Communicator(MPI_Comm comm, CommunicatorOptions options)
   // Errors come back as CommError with MPI's message instead of aborting the job.
   check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  if (!options_.compute_scales.empty() && options_.compute_scales.size() != static_cast<std::size_t>(size_)) {
+    throw ConfigError(fmt::format("{} compute scales for a job of {} ranks: give one per rank, or none",
+                                  options_.compute_scales.size(), size_));
+  }
+  clock_.set_compute_scales(options_.compute_scales);
   last_exit_ = now();
 }
 

@@ -36,6 +36,22 @@ Link with_overrides(Link link, const Config& config, const std::string& prefix) 
   return link;
 }
 
+// The rank of a per-rank key such as "network.rank.3.upload_mbps" (prefix "network.rank."). It
+// must be a rank of this job, written canonically ("3", not "03"), so that two spellings can
+// never name one rank.
+int rank_of(const std::string& path, std::string_view prefix, int world_size) {
+  const std::string rest = path.substr(prefix.size());
+  const std::string rank_text = rest.substr(0, rest.find('.'));
+  int rank = -1;
+  const auto [end, error] = std::from_chars(rank_text.data(), rank_text.data() + rank_text.size(), rank);
+  const bool parsed = error == std::errc() && end == rank_text.data() + rank_text.size();
+  if (!parsed || rank < 0 || rank >= world_size || std::to_string(rank) != rank_text) {
+    throw ConfigError(fmt::format("'{}': '{}' is not a rank of this {}-rank job (write one of 0 to {})", path,
+                                  rank_text, world_size, world_size - 1));
+  }
+  return rank;
+}
+
 }  // namespace
 
 void add_network_keys(ConfigSchema& schema) {
@@ -59,9 +75,15 @@ void add_network_keys(ConfigSchema& schema) {
                 .description = fmt::format("every rank's {} (replaces the scenario's)", key.what),
                 .min = key.min, .max = key.max, .optional = true});
     schema.add({.path = fmt::format("network.rank.*.{}", key.name), .type = ValueType::Float,
-                .description = fmt::format("rank *'s own {} (a straggler, a home link)", key.what),
+                .description = fmt::format("rank *'s own {} (a home link)", key.what),
                 .min = key.min, .max = key.max, .optional = true});
   }
+  // The ranks' compute speed prices a step on the simulated clock as the links do, so it comes
+  // with the network's keys.
+  schema.add({.path = "cluster.rank.*.compute_scale", .type = ValueType::Float, .default_value = 1.0,
+              .description = "a straggler: rank *'s compute counts this many times as long as measured on the "
+                             "simulated clock (network.mode = simulate)",
+              .min = 1e-6});
 }
 
 CommunicatorOptions communicator_options_from_config(const Config& config, int world_size) {
@@ -77,20 +99,19 @@ CommunicatorOptions communicator_options_from_config(const Config& config, int w
         "ranks, this job has {}: use \"ring\" or \"bruck\"", world_size));
   }
 
-  // Every rank segment must be a rank of this job, written canonically ("3", not "03"), so that
-  // two spellings can never name one rank.
   for (const LinkKey& key : kLinkKeys) {
     for (const std::string& path : config.instances(fmt::format("network.rank.*.{}", key.name))) {
+      const int rank = rank_of(path, "network.rank.", world_size);
       const std::string prefix = path.substr(0, path.size() - std::string_view(key.name).size());
-      const std::string rank_text = prefix.substr(13, prefix.size() - 14);  // "network.rank." <r> "."
-      int rank = -1;
-      const auto [end, error] = std::from_chars(rank_text.data(), rank_text.data() + rank_text.size(), rank);
-      const bool parsed = error == std::errc() && end == rank_text.data() + rank_text.size();
-      if (!parsed || rank < 0 || rank >= world_size || std::to_string(rank) != rank_text) {
-        throw ConfigError(fmt::format("'{}': '{}' is not a rank of this {}-rank job (write one of 0 to {})",
-                                      path, rank_text, world_size, world_size - 1));
-      }
       options.network.set_rank_link(rank, with_overrides(options.network.link(rank), config, prefix));
+    }
+  }
+  const std::vector<std::string> scaled = config.instances("cluster.rank.*.compute_scale");
+  if (!scaled.empty()) {
+    options.compute_scales.assign(static_cast<std::size_t>(world_size), 1.0);
+    for (const std::string& path : scaled) {
+      options.compute_scales[static_cast<std::size_t>(rank_of(path, "cluster.rank.", world_size))] =
+          config.get_double(path);
     }
   }
   return options;
@@ -109,6 +130,9 @@ std::string describe_network(const Config& config) {
                           config.instances("network.rank.*.download_mbps").size() +
                           config.instances("network.rank.*.latency_ms").size();
   if (rank_links > 0) text += fmt::format(", {} per-rank link settings", rank_links);
+  if (const auto stragglers = config.instances("cluster.rank.*.compute_scale").size(); stragglers > 0) {
+    text += fmt::format(", {} rank{} with a compute scale", stragglers, stragglers == 1 ? "" : "s");
+  }
   return text + ", mode " + config.get_string("network.mode");
 }
 

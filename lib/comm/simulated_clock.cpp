@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "lowcomm/error.hpp"
 
@@ -41,6 +42,22 @@ void check_same_sequence(std::span<const std::vector<ClockEvent>> events) {
 
 }  // namespace
 
+void SimulatedClock::set_compute_scales(std::vector<double> scales) {
+  for (std::size_t r = 0; r < scales.size(); ++r) {
+    if (!(scales[r] > 0) || !std::isfinite(scales[r])) {
+      throw ConfigError(fmt::format("rank {}'s compute scale is {}: it must be a positive number", r, scales[r]));
+    }
+  }
+  compute_scales_ = std::move(scales);
+}
+
+double SimulatedClock::compute(std::span<const std::vector<ClockEvent>> events, std::size_t rank, std::size_t i) const {
+  const double measured = events[rank][i].compute_before_s;
+  // The scales are per rank of a settlement over every rank's list.
+  if (rule_ != Rule::Modelled || compute_scales_.empty() || events.size() != compute_scales_.size()) return measured;
+  return measured * compute_scales_[rank];
+}
+
 void SimulatedClock::settle(std::span<const std::vector<ClockEvent>> events, int rank, std::vector<ClockSpan>* spans) {
   if (events.empty()) return;
   check_same_sequence(events);
@@ -53,9 +70,9 @@ void SimulatedClock::settle(std::span<const std::vector<ClockEvent>> events, int
     const ClockEvent& first = events[0][i];
     const ClockEvent& own = events[me][i];
     if (spans != nullptr && own.compute_before_s > 0) {
-      spans->push_back({false, own.what, false, clock[me], clock[me] + own.compute_before_s});
+      spans->push_back({false, own.what, false, clock[me], clock[me] + compute(events, me, i)});
     }
-    for (std::size_t r = 0; r < events.size(); ++r) clock[r] += events[r][i].compute_before_s;
+    for (std::size_t r = 0; r < events.size(); ++r) clock[r] += compute(events, r, i);
     switch (first.kind) {
       case ClockEventKind::Blocking: {
         const double all_arrived = latest();

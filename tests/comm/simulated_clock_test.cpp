@@ -101,6 +101,25 @@ TEST(SimulatedClock, TheMeasuredRuleAddsWhatEachRankWasBlocked) {
   EXPECT_DOUBLE_EQ(clock.totals().hidden_s, 0.6);
 }
 
+// A straggler: rank 1's compute counts three times its measured length, so every collective
+// waits for it; the measured rule (the wall clock) ignores the scales.
+TEST(SimulatedClock, ComputeScalesMakeStragglers) {
+  const std::vector<std::vector<ClockEvent>> ranks{{blocking(0, 0.2, 0.5), start(1, 0.1, 1.0), wait(1, 0.1)},
+                                                   {blocking(0, 0.1, 0.5), start(1, 0.1, 1.0), wait(1, 0.1)}};
+  SimulatedClock clock(SimulatedClock::Rule::Modelled);
+  clock.set_compute_scales({1.0, 3.0});
+  clock.settle(ranks, 0);
+  // Rank 1 arrives at 0.3, not 0.1; the collective ends at 0.8. Then it starts the second at
+  // 0.8 + 0.3 = 1.1 (rank 0 at 0.9), which ends at 2.1; rank 0 waits from 1.0, rank 1 from 1.4.
+  EXPECT_NEAR(clock.settled_s(), 2.1, 1e-12);
+  EXPECT_NEAR(clock.totals().exposed_s, 0.5 + 1.0, 1e-12);  // rank 0 waits for all of both
+  SimulatedClock measured(SimulatedClock::Rule::Measured);
+  measured.set_compute_scales({1.0, 3.0});
+  measured.settle(std::vector<std::vector<ClockEvent>>{{blocking(0, 0.2, 0.5)}, {blocking(0, 0.1, 0.5)}}, 0);
+  EXPECT_NEAR(measured.settled_s(), 0.7, 1e-12);
+  EXPECT_THROW(clock.set_compute_scales({1.0, 0.0}), ConfigError);
+}
+
 TEST(SimulatedClock, RefusesCallListsThatDiffer) {
   SimulatedClock clock(SimulatedClock::Rule::Modelled);
   EXPECT_THROW(clock.settle(std::vector<std::vector<ClockEvent>>{{blocking(0, 0, 1)}, {}}, 0), CommError);

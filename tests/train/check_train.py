@@ -371,6 +371,25 @@ def disk_full():
     print("a checkpoint that cannot fit stops the run cleanly, naming the space it needs")
 
 
+def stragglers():
+    """cluster.rank.1.compute_scale = 4: on an ideal network (no communication time) the simulated
+    clock runs at the straggler's pace, about four times the measured compute; without it, at about
+    the measured compute. The bytes and the training are unchanged."""
+    logs = {}
+    for label, extra in (("even", []), ("straggler", ["--set", "cluster.rank.1.compute_scale=4"])):
+        out = os.path.join(WORK, f"stragglers-{label}")
+        train(out, "--force", "--set", "train.steps=5", "--set", "train.eval_every=0",
+              "--set", "network.scenario=ideal", *extra)
+        with h5py.File(os.path.join(out, "log.h5"), "r") as f:
+            logs[label] = {k: f["steps"][k][:] for k in ("simulated_s", "compute_s", "loss", "bytes_sent")}
+    even, slow = logs["even"], logs["straggler"]
+    assert even["loss"].tobytes() == slow["loss"].tobytes() and even["bytes_sent"].tolist() == slow["bytes_sent"].tolist()
+    assert slow["simulated_s"][-1] >= 3 * slow["compute_s"].sum(), (slow["simulated_s"][-1], slow["compute_s"].sum())
+    assert even["simulated_s"][-1] < 2 * even["compute_s"].sum(), (even["simulated_s"][-1], even["compute_s"].sum())
+    print(f"stragglers: simulated {slow['simulated_s'][-1]:.3f} s with a 4x rank, {even['simulated_s'][-1]:.3f} s "
+          f"without; compute {slow['compute_s'].sum():.3f} / {even['compute_s'].sum():.3f} s")
+
+
 def backends(strategy):
     run = ["--force", "--set", "train.steps=4", "--set", "train.eval_every=0", *STRATEGY[strategy]]
     losses = {}
@@ -386,6 +405,6 @@ def backends(strategy):
     print(f"{strategy}: reference and cpu backends agree on every loss {losses['cpu']}; cuda refused")
 
 
-{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline, "micro_batches": micro_batches, "disk_full": disk_full,
+{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline, "micro_batches": micro_batches, "disk_full": disk_full, "stragglers": stragglers,
  "crash_commit": crash_commit, "go_back": go_back, "exclusive": exclusive,
  "checksums": checksums, "backends": lambda: backends(ARGS[0])}[MODE]()

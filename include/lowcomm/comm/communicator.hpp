@@ -68,6 +68,10 @@ struct CommunicatorOptions {
   AllReduceAlgorithm all_reduce_algorithm = AllReduceAlgorithm::Ring;
   AllGatherAlgorithm all_gather_algorithm = AllGatherAlgorithm::Ring;
   bool keep_records = false;
+  // Stragglers on the simulated clock (network.mode = simulate): rank r's compute counts
+  // compute_scales[r] times as long as measured (SimulatedClock::set_compute_scales). Empty:
+  // every rank as measured; otherwise one entry per rank.
+  std::vector<double> compute_scales;
 };
 
 class Communicator;

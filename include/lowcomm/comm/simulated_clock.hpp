@@ -64,6 +64,11 @@ class SimulatedClock {
 
   explicit SimulatedClock(Rule rule) : rule_(rule) {}
 
+  // Stragglers (Rule::Modelled only; the measured rule is the wall clock): rank r's compute
+  // counts scales[r] times its measured length, so a rank 2x slower is one that took 2x as
+  // long. Empty: every rank as measured. Throws ConfigError for a scale that is not positive.
+  void set_compute_scales(std::vector<double> scales);
+
   // events[r] is rank r's list since the previous settlement; `rank` says whose totals to keep.
   // Every list must hold the same collectives in the same order (kind and number): CommError
   // otherwise. A one-element span settles one rank's own clock (network.mode = off).
@@ -82,7 +87,10 @@ class SimulatedClock {
     double started_s;   // the rank's clock at its start (Rule::Measured: N is not known)
   };
 
+  double compute(std::span<const std::vector<ClockEvent>> events, std::size_t rank, std::size_t i) const;
+
   Rule rule_;
+  std::vector<double> compute_scales_;  // per rank; empty: 1
   double settled_s_ = 0.0;
   double network_free_s_ = 0.0;
   std::map<std::uint64_t, InFlight> in_flight_;  // started, not yet waited for
