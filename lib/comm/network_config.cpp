@@ -5,6 +5,7 @@
 #include <charconv>
 #include <vector>
 
+#include "lowcomm/comm/link_file.hpp"
 #include "lowcomm/comm/network_scenarios.hpp"
 
 namespace lowcomm {
@@ -78,6 +79,10 @@ void add_network_keys(ConfigSchema& schema) {
                 .description = fmt::format("rank *'s own {} (a home link)", key.what),
                 .min = key.min, .max = key.max, .optional = true});
   }
+  schema.add({.path = "network.links", .type = ValueType::String,
+              .description = "a CSV file of per-pair links (source,destination,latency_ms,bandwidth_mbps: the path "
+                             "between two ranks, one direction per line; docs/network-model.md)",
+              .optional = true});
   // The ranks' compute speed prices a step on the simulated clock as the links do, so it comes
   // with the network's keys.
   schema.add({.path = "cluster.rank.*.compute_scale", .type = ValueType::Float, .default_value = 1.0,
@@ -106,6 +111,11 @@ CommunicatorOptions communicator_options_from_config(const Config& config, int w
       options.network.set_rank_link(rank, with_overrides(options.network.link(rank), config, prefix));
     }
   }
+  if (config.has("network.links")) {
+    for (const PairLinkEntry& entry : read_link_file(config.get_string("network.links"), world_size)) {
+      options.network.set_pair_link(entry.source, entry.destination, entry.link);
+    }
+  }
   const std::vector<std::string> scaled = config.instances("cluster.rank.*.compute_scale");
   if (!scaled.empty()) {
     options.compute_scales.assign(static_cast<std::size_t>(world_size), 1.0);
@@ -130,6 +140,7 @@ std::string describe_network(const Config& config) {
                           config.instances("network.rank.*.download_mbps").size() +
                           config.instances("network.rank.*.latency_ms").size();
   if (rank_links > 0) text += fmt::format(", {} per-rank link settings", rank_links);
+  if (config.has("network.links")) text += fmt::format(", pair links from {}", config.get_string("network.links"));
   if (const auto stragglers = config.instances("cluster.rank.*.compute_scale").size(); stragglers > 0) {
     text += fmt::format(", {} rank{} with a compute scale", stragglers, stragglers == 1 ? "" : "s");
   }

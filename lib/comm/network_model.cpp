@@ -35,6 +35,19 @@ NetworkModel& NetworkModel::set_rank_link(int rank, Link link) {
   return *this;
 }
 
+NetworkModel& NetworkModel::set_pair_link(int source, int destination, PairLink link) {
+  if (source < 0 || destination < 0 || source == destination) {
+    throw ConfigError(fmt::format("a pair link joins two different ranks >= 0, got {} -> {}", source, destination));
+  }
+  if (!(link.latency_s >= 0) || !std::isfinite(link.latency_s) || !(link.bytes_per_s > 0)) {
+    throw ConfigError(fmt::format("the link from rank {} to rank {} is invalid (latency {} s, {} B/s): latency must "
+                                  "be finite and >= 0, bandwidth > 0", source, destination, link.latency_s,
+                                  link.bytes_per_s));
+  }
+  pair_links_[{source, destination}] = link;
+  return *this;
+}
+
 Link NetworkModel::link(int rank) const {
   const auto it = rank_links_.find(rank);
   return it == rank_links_.end() ? default_link_ : it->second;
@@ -51,14 +64,21 @@ NetworkModel::Accumulator::Accumulator(const NetworkModel& model, int world_size
 }
 
 void NetworkModel::Accumulator::add_round(std::span<const Transfer> round) {
-  double latency = 0.0;
+  // A message pays its pair's latency, or the larger of its two ranks'; its pair's bandwidth, if
+  // any, bounds it as well as the ranks' own links do.
+  double latency = 0.0, transfer = 0.0;
   for (const Transfer& t : round) {
-    latency = std::max({latency, links_[t.source].latency_s, links_[t.destination].latency_s});
+    const auto pair = model_.pair_links_.find({t.source, t.destination});
+    if (pair != model_.pair_links_.end()) {
+      latency = std::max(latency, pair->second.latency_s);
+      transfer = std::max(transfer, static_cast<double>(t.bytes) / pair->second.bytes_per_s);
+    } else {
+      latency = std::max({latency, links_[t.source].latency_s, links_[t.destination].latency_s});
+    }
     round_sent_[t.source] += t.bytes;
     round_received_[t.destination] += t.bytes;
   }
   // Upload and download are separate directions: a rank sends and receives at the same time.
-  double transfer = 0.0;
   for (const Transfer& t : round) {
     for (int w : {t.source, t.destination}) {
       const auto i = static_cast<std::size_t>(w);

@@ -7,6 +7,7 @@
 //   network.rank.<r>.latency_ms / upload_mbps / download_mbps   one rank's own link
 //   network.all_reduce_algorithm     ring | rabenseifner
 //   network.all_gather_algorithm     ring | recursive_doubling | bruck
+//   network.links                    a CSV file of per-pair links (link_file.hpp)
 //   cluster.rank.<r>.compute_scale   a straggler: rank r's compute counts this many times
 #include <string>
 

@@ -4,11 +4,15 @@
 // messages its algorithm sends (collective_schedule.hpp): a round lasts as long as its largest
 // latency plus the longest time any rank needs to push its bytes up or pull them down. With
 // identical links this reduces to REFERENCE.md §6's closed forms; with a slow rank the slow
-// link bounds every round it takes part in, as it does on a real ring.
+// link bounds every round it takes part in, as it does on a real ring. Between two ranks a path
+// of its own may be set (a pair link: one-way latency and bandwidth, for each direction apart):
+// a message on it pays that latency instead of the ranks' and is bounded by that bandwidth too,
+// so ring order and placement across regions matter as on a real wide-area network.
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "lowcomm/comm/collective.hpp"
@@ -22,6 +26,13 @@ struct Link {
   double download_bytes_per_s = std::numeric_limits<double>::infinity();
 
   friend bool operator==(const Link&, const Link&) = default;
+};
+
+// The path from one rank to another: its one-way latency and its bandwidth.
+struct PairLink {
+  double latency_s = 0.0;
+  double bytes_per_s = std::numeric_limits<double>::infinity();
+  friend bool operator==(const PairLink&, const PairLink&) = default;
 };
 
 // Megabits per second (as links are advertised) to bytes per second.
@@ -45,6 +56,10 @@ class NetworkModel {
   Link link(int rank) const;
   const Link& default_link() const { return default_link_; }
   const std::map<int, Link>& rank_links() const { return rank_links_; }
+  // The path from `source` to `destination` (one direction). Throws ConfigError for a rank < 0,
+  // a pair of one rank, or an invalid latency or bandwidth.
+  NetworkModel& set_pair_link(int source, int destination, PairLink link);
+  const std::map<std::pair<int, int>, PairLink>& pair_links() const { return pair_links_; }
 
   // Cost of an arbitrary sequence of rounds (produce them with collective_schedule.hpp).
   template <class Producer>
@@ -78,6 +93,7 @@ class NetworkModel {
 
   Link default_link_;
   std::map<int, Link> rank_links_;
+  std::map<std::pair<int, int>, PairLink> pair_links_;  // by (source, destination)
 };
 
 }  // namespace lowcomm
