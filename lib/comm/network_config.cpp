@@ -7,6 +7,7 @@
 
 #include "lowcomm/comm/link_file.hpp"
 #include "lowcomm/comm/network_scenarios.hpp"
+#include "lowcomm/comm/regions.hpp"
 
 namespace lowcomm {
 
@@ -79,6 +80,12 @@ void add_network_keys(ConfigSchema& schema) {
                 .description = fmt::format("rank *'s own {} (a home link)", key.what),
                 .min = key.min, .max = key.max, .optional = true});
   }
+  schema.add({.path = "network.regions", .type = ValueType::String,
+              .description = fmt::format("ranks' cloud regions, comma-separated, rank r in the (r mod n)-th; pairs in "
+                                         "two regions pay half the measured round trip more ({}; the worldwide "
+                                         "scenario's default is all six)",
+                                         fmt::join(region_names(), ", ")),
+              .optional = true});
   schema.add({.path = "network.links", .type = ValueType::String,
               .description = "a CSV file of per-pair links (source,destination,latency_ms,bandwidth_mbps: the path "
                              "between two ranks, one direction per line; docs/network-model.md)",
@@ -111,7 +118,11 @@ CommunicatorOptions communicator_options_from_config(const Config& config, int w
       options.network.set_rank_link(rank, with_overrides(options.network.link(rank), config, prefix));
     }
   }
-  if (config.has("network.links")) {
+  const std::string regions = config.has("network.regions")
+                                  ? config.get_string("network.regions")
+                                  : std::string(network_scenario(config.get_string("network.scenario")).regions);
+  if (!regions.empty()) place_in_regions(options.network, world_size, parse_region_list(regions));
+  if (config.has("network.links")) {  // after the regions: a file's pair replaces a region's
     for (const PairLinkEntry& entry : read_link_file(config.get_string("network.links"), world_size)) {
       options.network.set_pair_link(entry.source, entry.destination, entry.link);
     }
@@ -140,6 +151,10 @@ std::string describe_network(const Config& config) {
                           config.instances("network.rank.*.download_mbps").size() +
                           config.instances("network.rank.*.latency_ms").size();
   if (rank_links > 0) text += fmt::format(", {} per-rank link settings", rank_links);
+  const std::string regions = config.has("network.regions")
+                                  ? config.get_string("network.regions")
+                                  : std::string(network_scenario(config.get_string("network.scenario")).regions);
+  if (!regions.empty()) text += fmt::format(", regions {}", regions);
   if (config.has("network.links")) text += fmt::format(", pair links from {}", config.get_string("network.links"));
   if (const auto stragglers = config.instances("cluster.rank.*.compute_scale").size(); stragglers > 0) {
     text += fmt::format(", {} rank{} with a compute scale", stragglers, stragglers == 1 ? "" : "s");

@@ -12,9 +12,10 @@ struct NetworkScenario {
   std::string_view name;
   std::string_view description;
   Link link;  // every rank's link
+  std::string_view regions{};  // the default network.regions ("" : none)
 };
 
-// ideal, consumer, 1gbps, 10gbps, 100gbps.
+// ideal, consumer, 1gbps, 10gbps, 100gbps, worldwide.
 std::span<const NetworkScenario> network_scenarios();
 
 // Throws ConfigError naming the known scenarios when `name` is not one of them.
