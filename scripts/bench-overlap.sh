@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Overlap of communication with compute, measured by training: DeMo (strategy.demo.stale off/on)
-# and streaming DiLoCo (overlap_steps 0 / TAU), each on the consumer and 1gbps scenarios, once in
+# Overlap of communication with compute, measured by training: DeMo (strategy.demo.stale off/on),
+# streaming DiLoCo (overlap_steps 0 / TAU) and data-parallel DDP buckets (strategy.data_parallel.
+# overlap off/on: compressor none, 0.5 MB buckets, no clipping), each on the consumer and 1gbps scenarios, once in
 # network.mode = simulate (the simulated clock's step time) and once in throttle (the exchange
 # really held for its modelled time: wall-clock step time), with `lowcomm train` on RANKS ranks.
 # The tiny preset with batch 16 × 64 tokens makes a step's compute (about 0.1 s here) of the
@@ -30,8 +31,10 @@ declare -A methods=(
   [demo_stale]="--set strategy.name=demo --set schedule.lr=1.5e-3 --set strategy.demo.stale=true"
   [diloco_tau0]="--set strategy.name=diloco --set strategy.diloco.inner_steps=10 --set strategy.diloco.fragments=2 --set compressor.none.value_type=bf16"
   [diloco_tau$tau]="--set strategy.name=diloco --set strategy.diloco.inner_steps=10 --set strategy.diloco.fragments=2 --set compressor.none.value_type=bf16 --set strategy.diloco.overlap_steps=$tau"
+  [ddp]="--set strategy.name=data_parallel --set compressor.granularity=bucket --set compressor.bucket_mb=0.5 --set train.grad_clip=0"
+  [ddp_overlap]="--set strategy.name=data_parallel --set compressor.granularity=bucket --set compressor.bucket_mb=0.5 --set train.grad_clip=0 --set strategy.data_parallel.overlap=true"
 )
-order=(demo demo_stale diloco_tau0 "diloco_tau$tau")
+order=(demo demo_stale diloco_tau0 "diloco_tau$tau" ddp ddp_overlap)
 echo "lowcomm $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $ranks ranks, $steps steps, $cores cores"
 for method in "${order[@]}"; do
   for scenario in consumer 1gbps; do

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "gpt/init.hpp"
 #include "lowcomm/core/timeline.hpp"
@@ -109,6 +110,7 @@ void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
       config_.layers > 0 ? std::span<const float>(a.layers.back().residual_3) : a.embedded;
   layernorm_backward(backend_, a.d_residual, g[layout_.ln_f_weight()], g[layout_.ln_f_bias()],
                      a.d_narrow, last, p[layout_.ln_f_weight()], a.ln_f_mean, a.ln_f_rstd, N, C);
+  finished({layout_.ln_f_weight(), layout_.ln_f_bias()});
   for (std::int64_t l = config_.layers - 1; l >= 0; --l) {
     LayerActivations& x = a.layers[static_cast<std::size_t>(l)];
     const std::span<const float> residual =
@@ -137,9 +139,21 @@ void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
     layernorm_backward(backend_, a.d_residual, dw(BlockTensor::ln_1_weight), dw(BlockTensor::ln_1_bias),
                        a.d_narrow, residual, w(BlockTensor::ln_1_weight), x.ln_1_mean, x.ln_1_rstd,
                        N, C);
+    std::array<std::size_t, kTensorsPerBlock> block{};
+    for (int k = 0; k < kTensorsPerBlock; ++k) block[static_cast<std::size_t>(k)] = layout_.block(l, BlockTensor{k});
+    finished(block);
     if (between_blocks_) between_blocks_();
   }
   embedding_backward(backend_, g[layout_.wte()], g[layout_.wpe()], a.d_residual, tokens, B, T, C, V);
+  finished({layout_.wte(), layout_.wpe()});
+}
+
+void GptModel::finished(std::span<const std::size_t> tensors) const {
+  if (gradients_finished_) gradients_finished_(tensors);
+}
+
+void GptModel::finished(std::initializer_list<std::size_t> tensors) const {
+  finished(std::span<const std::size_t>(tensors.begin(), tensors.size()));
 }
 
 void GptModel::zero_gradients() {

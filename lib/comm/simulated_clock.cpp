@@ -83,16 +83,19 @@ void SimulatedClock::settle(std::span<const std::vector<ClockEvent>> events, int
         const double begins = modelled ? std::max(all_arrived, network_free_s_) : all_arrived;
         const double ends = begins + duration;
         if (modelled) network_free_s_ = ends;
+        // Waiting behind collectives in flight counts as exposed: hidden loses what they gained.
         totals_.exposed_s += ends - all_arrived;
+        totals_.hidden_s -= begins - all_arrived;  // the queue; 0 on an idle network
         if (spans != nullptr) spans->push_back({true, own.what, false, begins, ends});
         std::ranges::fill(clock, ends);
         break;
       }
       case ClockEventKind::Start: {
-        const double begins = modelled ? std::max(latest(), network_free_s_) : 0.0;
+        const double all_started = latest();
+        const double begins = modelled ? std::max(all_started, network_free_s_) : 0.0;
         const double ends = begins + first.seconds;
         if (modelled) network_free_s_ = ends;
-        in_flight_[first.collective] = {begins, ends, first.seconds, clock[me]};
+        in_flight_[first.collective] = {all_started, begins, ends, first.seconds, clock[me]};
         break;
       }
       case ClockEventKind::Wait: {
@@ -106,15 +109,18 @@ void SimulatedClock::settle(std::span<const std::vector<ClockEvent>> events, int
         for (std::size_t r = 0; r < events.size(); ++r) {
           double blocked = 0.0;
           if (modelled) {
-            blocked = std::max(0.0, flight.ends_s - std::max(clock[r], flight.begins_s));
+            blocked = std::max(0.0, flight.ends_s - std::max(clock[r], flight.all_started_s));
             clock[r] = std::max(clock[r], flight.ends_s);
           } else {
             blocked = events[r][i].seconds;
             clock[r] += blocked;
           }
           if (r == me) {
+            // Modelled: blocked may exceed d (the collective queued behind others); the
+            // totals stay exposed + hidden = the durations. Measured: hidden is what the model
+            // says the rank did not wait for.
             totals_.exposed_s += blocked;
-            totals_.hidden_s += std::max(0.0, flight.duration_s - blocked);
+            totals_.hidden_s += modelled ? flight.duration_s - blocked : std::max(0.0, flight.duration_s - blocked);
             if (spans != nullptr) {
               // Measured: from the rank's start to the end of its wait.
               spans->push_back(modelled ? ClockSpan{true, own.what, true, flight.begins_s, flight.ends_s}

@@ -12,6 +12,25 @@
 
 namespace lowcomm {
 
+std::vector<std::vector<std::size_t>> bucket_partition(std::span<const TensorInfo> tensors, std::uint64_t bucket_bytes) {
+  if (bucket_bytes == 0) throw ConfigError("the bucket size must be positive");
+  std::vector<std::vector<std::size_t>> buckets;
+  std::vector<std::size_t> members;
+  std::uint64_t bytes = 0;
+  for (std::size_t t = 0; t < tensors.size(); ++t) {
+    const std::uint64_t size = static_cast<std::uint64_t>(tensors[t].numel()) * sizeof(float);
+    if (!members.empty() && bytes + size > bucket_bytes) {
+      buckets.push_back(std::move(members));
+      members.clear();
+      bytes = 0;
+    }
+    members.push_back(t);
+    bytes += size;
+  }
+  if (!members.empty()) buckets.push_back(std::move(members));
+  return buckets;
+}
+
 CompressedAllReduce::CompressedAllReduce(Communicator& comm, std::unique_ptr<Compressor> compressor,
                                          std::vector<TensorInfo> tensors, Granularity granularity,
                                          std::uint64_t bucket_bytes, std::uint64_t shared_seed,
@@ -33,23 +52,11 @@ CompressedAllReduce::CompressedAllReduce(Communicator& comm, std::unique_ptr<Com
         units_.push_back({static_cast<std::uint32_t>(t), tensors_[t].name, tensors_[t].shape, {t}, tensors_[t].numel()});
       }
       break;
-    case Granularity::Bucket: {
-      if (bucket_bytes == 0) throw ConfigError("the bucket size must be positive");
-      std::vector<std::size_t> members;
-      std::uint64_t bytes = 0;
-      for (std::size_t t = 0; t < tensors_.size(); ++t) {
-        const std::uint64_t size = static_cast<std::uint64_t>(tensors_[t].numel()) * sizeof(float);
-        if (!members.empty() && bytes + size > bucket_bytes) {
-          flat_unit(fmt::format("bucket{}", units_.size()), std::move(members));
-          members.clear();
-          bytes = 0;
-        }
-        members.push_back(t);
-        bytes += size;
+    case Granularity::Bucket:
+      for (std::vector<std::size_t>& members : bucket_partition(tensors_, bucket_bytes)) {
+        flat_unit(fmt::format("bucket{}", units_.size()), std::move(members));
       }
-      if (!members.empty()) flat_unit(fmt::format("bucket{}", units_.size()), std::move(members));
       break;
-    }
     case Granularity::Global: {
       std::vector<std::size_t> all(tensors_.size());
       for (std::size_t t = 0; t < all.size(); ++t) all[t] = t;

@@ -1,32 +1,105 @@
 // `data_parallel`: every step, the local gradients go through the configured compressor
 // (compressor.*) and the local optimizer (optimizer.*) applies their reconstructed mean. With
 // compressor `none` this is synchronous DDP: every rank applies the same exact mean.
+//
+// `overlap = true` is PyTorch DDP's bucketed overlap: each bucket (compressor.granularity =
+// bucket) is its own collective, started as soon as the backward pass has finished its tensors'
+// gradients (gradients_ready, last layer first), so its exchange runs during the rest of the
+// backward pass; step() starts any bucket not started yet, waits for all in bucket order and
+// updates. Only with compressor none, which holds no state (a step cancelled for NaN/Inf after
+// some buckets left changes nothing), and without clipping (which needs the whole gradient first).
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "builtins.hpp"
 #include "compressed_sync.hpp"
 #include "tensor_buffers.hpp"
+#include "lowcomm/compress/registry.hpp"
 #include "lowcomm/core/timeline.hpp"
+#include "lowcomm/error.hpp"
 #include "lowcomm/optim/registry.hpp"
 
 namespace lowcomm::strategy {
 
 namespace {
 
+// One bucket of the overlapped exchange: its tensors and their own collective.
+struct Bucket {
+  std::vector<std::size_t> tensors;
+  std::unique_ptr<CompressedAllReduce> sync;
+};
+
+void check_overlap_settings(const Config& config) {
+  if (config.get_string("compressor.name") != "none" || config.get_string("compressor.granularity") != "bucket") {
+    throw ConfigError(fmt::format(
+        "strategy.data_parallel.overlap needs compressor.name = \"none\" and compressor.granularity = \"bucket\" "
+        "(got \"{}\", \"{}\"): a compressor with error feedback would keep state from buckets sent before a step "
+        "is cancelled for NaN/Inf", config.get_string("compressor.name"), config.get_string("compressor.granularity")));
+  }
+  if (config.has("train.grad_clip") && config.get_double("train.grad_clip") > 0) {
+    throw ConfigError(fmt::format("strategy.data_parallel.overlap needs train.grad_clip = 0 (got {}): clipping by the "
+                                  "global norm needs the whole gradient before any bucket leaves",
+                                  config.get_double("train.grad_clip")));
+  }
+}
+
 class DataParallel final : public Strategy {
  public:
   explicit DataParallel(const StrategySetup& setup)
       : sync_(make_compressed_sync(setup)),
         optimizer_(make_optimizer(setup.config)),
-        aggregate_(setup.tensors) {}
+        aggregate_(setup.tensors) {
+    if (!setup.config.get_bool("strategy.data_parallel.overlap")) return;
+    check_overlap_settings(setup.config);
+    const auto bucket_bytes = static_cast<std::uint64_t>(
+        std::max(1.0, std::round(setup.config.get_double("compressor.bucket_mb") * 1024.0 * 1024.0)));
+    for (std::vector<std::size_t>& members : bucket_partition(setup.tensors, bucket_bytes)) {
+      StrategySetup part = setup;
+      part.tensors.clear();
+      for (const std::size_t t : members) part.tensors.push_back(setup.tensors[t]);
+      const Config whole = setup.config.with(std::vector<ConfigSetting>{{"compressor.granularity", std::string("global")}});
+      buckets_.push_back({std::move(members), make_compressed_sync(part, whole, CompressorRegistry::global().create(whole))});
+    }
+    ready_.assign(setup.tensors.size(), false);
+  }
 
   std::string_view name() const override { return "data_parallel"; }
+
+  void gradients_ready(std::uint64_t step, std::span<const std::size_t> tensors,
+                       std::span<const std::span<const float>> grads) override {
+    if (buckets_.empty()) return;
+    for (const std::size_t t : tensors) ready_.at(t) = true;
+    for (Bucket& bucket : buckets_) {
+      const bool complete = std::ranges::all_of(bucket.tensors, [&](std::size_t t) { return ready_[t]; });
+      if (complete && !bucket.sync->in_flight()) start(step, bucket, grads);
+    }
+  }
+
+  void cancel_step() override {
+    for (Bucket& bucket : buckets_) {
+      if (bucket.sync->in_flight()) bucket.sync->finish(bucket_views(bucket, aggregate_.views()));
+    }
+    std::fill(ready_.begin(), ready_.end(), false);
+    started_report_ = SyncReport{};
+  }
 
   StrategyStepReport step(std::uint64_t step, double lr, std::span<const std::span<float>> params,
                           std::span<const std::span<const float>> grads) override {
     StrategyStepReport report;
     report.synchronized = true;
-    report.sync = sync_->run(step, grads, aggregate_.views());
+    if (buckets_.empty()) {
+      report.sync = sync_->run(step, grads, aggregate_.views());
+    } else {
+      for (Bucket& bucket : buckets_) {
+        if (!bucket.sync->in_flight()) start(step, bucket, grads);
+      }
+      report.sync = std::exchange(started_report_, SyncReport{});
+      for (Bucket& bucket : buckets_) report.sync += bucket.sync->finish(bucket_views(bucket, aggregate_.views()));
+      std::fill(ready_.begin(), ready_.end(), false);
+    }
     MeasuredSpan update("compute", "update");
     optimizer_->step(params, aggregate_.const_views(), lr);
     report.update_s = update.stop();
@@ -43,9 +116,24 @@ class DataParallel final : public Strategy {
   }
 
  private:
+  template <class Span>
+  static std::vector<Span> bucket_views(const Bucket& bucket, std::span<const Span> all) {
+    std::vector<Span> views;
+    for (const std::size_t t : bucket.tensors) views.push_back(all[t]);
+    return views;
+  }
+
+  // Starts one bucket's exchange; its share of the report goes to the step's.
+  void start(std::uint64_t step, Bucket& bucket, std::span<const std::span<const float>> grads) {
+    started_report_ += bucket.sync->start(step, bucket_views(bucket, grads));
+  }
+
   std::unique_ptr<CompressedAllReduce> sync_;
   std::unique_ptr<Optimizer> optimizer_;
   TensorBuffers aggregate_;
+  std::vector<Bucket> buckets_;  // overlap only
+  std::vector<bool> ready_;      // per tensor: its gradient is final this step
+  SyncReport started_report_;    // the starts' share of this step's report
 };
 
 }  // namespace
@@ -54,7 +142,9 @@ StrategyInfo data_parallel_strategy() {
   return {.name = "data_parallel",
           .description = "every step: gradients averaged through compressor.*, applied by optimizer.* "
                          "(compressor none = synchronous DDP)",
-          .parameters = {},
+          .parameters = {{.path = "overlap", .type = ValueType::Boolean, .default_value = false,
+                          .description = "DDP's bucketed overlap: each bucket leaves as soon as the backward pass "
+                                         "has its gradients (compressor none, granularity bucket, no grad_clip)"}},
           .create = [](const StrategySetup& setup) -> std::unique_ptr<Strategy> {
             return std::make_unique<DataParallel>(setup);
           }};

@@ -68,11 +68,24 @@ TEST(SimulatedClock, CollectivesInFlightAreServedOneAfterAnother) {
   const std::vector<ClockEvent> mine{start(0, 0.0, 1.0), start(1, 0.0, 1.0), blocking(2, 0.5, 0.25),
                                      wait(0, 0.0), wait(1, 0.0)};
   clock.settle(std::vector{mine, mine}, 0);
-  // 0 runs [0, 1], 1 runs [1, 2], the blocking one [2, 2.25] (the rank arrived at 0.5: exposed
-  // 1.75); both waits then find their collectives done.
+  // 0 runs [0, 1], 1 runs [1, 2], the blocking one [2, 2.25]: the rank computed 0.5 s of the
+  // network's 2.25 and waited 1.75 (from 0.5); both waits then find their collectives done.
   EXPECT_DOUBLE_EQ(clock.settled_s(), 2.25);
   EXPECT_DOUBLE_EQ(clock.totals().exposed_s, 1.75);
-  EXPECT_DOUBLE_EQ(clock.totals().hidden_s, 2.0);
+  EXPECT_DOUBLE_EQ(clock.totals().hidden_s, 0.5);
+}
+
+// Waited for in the reverse order of their starts (DDP's buckets: the last bucket leaves first):
+// the first wait holds the rank while the network serves all of them, so nothing is hidden but
+// what ran during the compute before it.
+TEST(SimulatedClock, AWaitQueuedBehindOthersIsExposedForTheQueueToo) {
+  SimulatedClock clock(SimulatedClock::Rule::Modelled);
+  const std::vector<ClockEvent> mine{start(0, 0.0, 1.0), start(1, 0.0, 1.0), start(2, 0.0, 1.0),
+                                     wait(2, 0.25), wait(1, 0.0), wait(0, 0.0)};
+  clock.settle(std::vector{mine, mine}, 0);
+  EXPECT_DOUBLE_EQ(clock.settled_s(), 3.0);
+  EXPECT_DOUBLE_EQ(clock.totals().exposed_s, 2.75);
+  EXPECT_DOUBLE_EQ(clock.totals().hidden_s, 0.25);
 }
 
 // DeMo's pipeline: the exchange started at the end of one step is waited for in the next.

@@ -342,6 +342,48 @@ TEST(Bytes, DilocoSendsNothingOnInnerStepsAndItsFragmentOnSyncSteps) {
   }
 }
 
+// DDP's bucketed overlap: buckets handed over as the "backward pass" finishes them (last tensor
+// first), each its own all-reduce: the parameters of the blocking fused exchange (bitwise where
+// the sum's order cannot differ), the bytes of one ring all-reduce per bucket.
+TEST(DataParallel, OverlappedBucketsGiveTheBlockingResult) {
+  const std::vector<std::string> keys{"strategy.name=data_parallel", "optimizer.name=sgd",
+                                      "compressor.granularity=bucket", "compressor.bucket_mb=0.0003"};
+  std::vector<std::string> overlap_keys = keys;
+  overlap_keys.emplace_back("strategy.data_parallel.overlap=true");
+  const TrainedRun blocking = train(strategy_config(keys), 0, 3, initial_params());
+
+  Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
+  const std::unique_ptr<Strategy> overlapped = StrategyRegistry::global().create(
+      {.comm = comm, .tensors = kModel, .config = strategy_config(overlap_keys), .seed = 42});
+  std::vector<float> params = initial_params();
+  std::uint64_t sent = 0;
+  for (std::uint64_t s = 0; s < 3; ++s) {
+    const std::vector<float> g = gradient(world_rank(), s, params);
+    const std::vector<std::span<const float>> gv = views(std::span<const float>(g));
+    for (std::size_t t = kModel.size(); t-- > 0;) overlapped->gradients_ready(s, std::vector<std::size_t>{t}, gv);
+    sent += overlapped->step(s, lr_at(s), views(std::span<float>(params)), gv).sync.comm.bytes_sent;
+  }
+  if (world_size() <= 2) {
+    EXPECT_EQ(params, blocking.params);
+  } else {
+    expect_close(params, blocking.params, 1e-6);
+  }
+  // bucket_mb = 0.0003 (315 bytes, 78 floats): weight (96 floats) alone, then prime, bias and
+  // scale (65 + 12 + 1).
+  std::uint64_t expected = 0;
+  const NetworkModel model;
+  for (const std::uint64_t count : {96, 78}) {
+    expected += model.all_reduce(AllReduceAlgorithm::Ring, world_size(), count, 4).bytes_sent[static_cast<std::size_t>(world_rank())];
+  }
+  EXPECT_EQ(sent, 3 * expected);
+
+  // Refused where a cancelled step would leave state behind, or clipping needs every gradient.
+  std::vector<std::string> topk = overlap_keys;
+  topk.emplace_back("compressor.name=topk");
+  EXPECT_THROW(StrategyRegistry::global().create({.comm = comm, .tensors = kModel, .config = strategy_config(topk)}),
+               ConfigError);
+}
+
 TEST(Demo, NamesTheConflictingCompressorKey) {
   Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
   const Config config = strategy_config({"strategy.name=demo", "compressor.name=topk"});

@@ -13,6 +13,7 @@
 // gradients (the kernels' reductions have fixed orders; OpenBLAS partitions statically).
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -74,6 +75,12 @@ class GptModel {
   // passes (never inside a parallel region): the training loop lets collectives in flight make
   // progress there (Communicator::progress), as MPI moves them only inside MPI calls.
   void set_between_blocks(std::function<void()> hook) { between_blocks_ = std::move(hook); }
+  // Called during the backward pass, on the calling thread, each time some tensors' gradients
+  // are final (indices in tensors() order): ln_f's, then each block's from the last to the first,
+  // then wte's and wpe's. A strategy can start sending them (Strategy::gradients_ready).
+  void set_gradients_finished(std::function<void(std::span<const std::size_t>)> hook) {
+    gradients_finished_ = std::move(hook);
+  }
 
  private:
   void check_batch(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
@@ -82,9 +89,12 @@ class GptModel {
   void forward(std::span<const std::int32_t> tokens, Activations& a);
   void backward(std::span<const std::int32_t> tokens, Activations& a);
   float mean_loss(const Activations& a) const;
+  void finished(std::span<const std::size_t> tensors) const;  // the gradients_finished hook
+  void finished(std::initializer_list<std::size_t> tensors) const;
 
   GptConfig config_;
   std::function<void()> between_blocks_;
+  std::function<void(std::span<const std::size_t>)> gradients_finished_;
   kernels::Backend backend_;
   ParameterLayout layout_;
   std::vector<float> parameters_, gradients_;

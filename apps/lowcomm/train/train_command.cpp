@@ -101,8 +101,13 @@ class Trainer {
       const ExecutionContext execution = execution_context_from_config(config);
       model_ = std::make_unique<gpt::GptModel>(shape, seed, execution);
       comm_.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
-      // An exchange in flight (DeMo's stale step, streaming DiLoCo) moves during the passes.
+      // An exchange in flight (DeMo's stale step, streaming DiLoCo, DDP's buckets) moves during
+      // the passes; a strategy that overlaps hears of each finished gradient of the last
+      // micro-batch (the earlier ones are not final).
       model_->set_between_blocks([this] { comm_->progress(); });
+      model_->set_gradients_finished([this](std::span<const std::size_t> tensors) {
+        if (final_backward_) strategy_->gradients_ready(current_step_, tensors, model_->gradient_views());
+      });
       strategy_ = StrategyRegistry::global().create(
           {.comm = *comm_, .tensors = model_->tensors(), .config = config, .seed = seed, .execution = execution});
       schedule_.emplace(LrSchedule::from_config(config));
@@ -256,13 +261,16 @@ class Trainer {
     RankStep mine;
     model_->zero_gradients();
     int b = 0, t = 0;
+    current_step_ = static_cast<std::uint64_t>(step);
     for (std::int64_t m = 0; m < micro_batches; ++m) {
+      final_backward_ = m + 1 == micro_batches;
       const Batch batch = data_->loader.train_batch(step * micro_batches + m);
       b = static_cast<int>(batch.rows);
       t = static_cast<int>(batch.seq_len);
       const float loss = model_->add_gradients(batch.tokens, batch.targets, b, t, micro_batches * b * t);
       mine.loss += static_cast<double>(loss) / static_cast<double>(micro_batches);
     }
+    final_backward_ = false;
     b *= static_cast<int>(micro_batches);  // the step's rows, for the token counts below
     const double clip = config_.get_double("train.grad_clip");
     mine.grad_norm = clip > 0 ? clip_by_global_norm(model_->gradient_spans(), clip)
@@ -275,6 +283,7 @@ class Trainer {
     control().min_each(std::span<std::int32_t>(flags));
     const bool stop = flags[1] == 0;
     if (flags[0] < mpi_.size()) {
+      strategy_->cancel_step();  // what it started from this step's gradients is dropped
       const bool skip = config_.get_string("train.nonfinite") == "skip";
       if (flags[0] == mpi_.rank()) {
         const std::string tensor = nonfinite_tensor(*model_);
@@ -492,6 +501,8 @@ class Trainer {
   std::optional<RunLog> log_;
   std::optional<GradientTraceWriter> trace_;
   std::optional<TimelineFile> timeline_;
+  std::uint64_t current_step_ = 0;  // the step whose backward pass runs
+  bool final_backward_ = false;     // the backward pass running is the step's last micro-batch
   // Every rank's timeline spans go to rank 0 this often (and at the end): a bound on what a rank
   // holds, at the price of one gather of text per flush.
   static constexpr std::int64_t kTimelineFlushSteps = 20;

@@ -12,9 +12,13 @@
 // - it ends at F = N + d, its duration: modelled (network.mode = simulate) or measured;
 // - a blocking collective leaves every rank at F; its exposed time is F - S;
 // - a rank waiting for a non-blocking collective at c_r is held until F: its exposed time is
-//   max(0, F - max(c_r, N)), at most d; the rest of d is hidden behind the rank's compute. For a
-//   collective started at t and waited for at t' on level ranks with an idle network, that is
-//   max(0, d - (t' - t)) exposed.
+//   max(0, F - max(c_r, S)), the time it waits once every rank has started it (waiting for a
+//   late rank to start is load imbalance, not communication). For a collective started at t and
+//   waited for at t' on level ranks with an idle network, that is max(0, d - (t' - t)).
+// The hidden time is the durations minus the exposed time, over all collectives settled: a
+// rank that waits for a collective queued behind others waits for theirs too, so theirs is not
+// hidden (per collective the split is ambiguous; the totals are not), and exposed + hidden is
+// the sum of the durations.
 // With Rule::Measured (network.mode = off or throttle) the clock is the ranks' wall clock instead:
 // a wait adds the time the rank really spent blocked, which is then its exposed time, and the
 // modelled duration, when there is one, minus that is hidden.
@@ -55,7 +59,7 @@ struct ClockSpan {
 // This rank's communication on the clock, summed over every settled collective.
 struct OverlapTotals {
   double exposed_s = 0.0;  // the rank waited for the network
-  double hidden_s = 0.0;   // the network worked while the rank computed
+  double hidden_s = 0.0;   // the rest of the collectives' durations: the network worked while the rank computed
 };
 
 class SimulatedClock {
@@ -81,6 +85,7 @@ class SimulatedClock {
 
  private:
   struct InFlight {
+    double all_started_s;  // S
     double begins_s;    // N
     double ends_s;      // F
     double duration_s;  // d

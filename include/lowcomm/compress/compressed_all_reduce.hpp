@@ -25,6 +25,10 @@ struct SyncReport {
   SyncReport& operator+=(const SyncReport& other);  // rounds: the larger
 };
 
+// Granularity::Bucket's units: consecutive tensors (in order) fused until the next would pass
+// bucket_bytes of fp32; a tensor larger than that is a bucket of its own. Indices into `tensors`.
+std::vector<std::vector<std::size_t>> bucket_partition(std::span<const TensorInfo> tensors, std::uint64_t bucket_bytes);
+
 class CompressedAllReduce {
  public:
   // bucket_bytes is the fusion cap for Granularity::Bucket (a tensor larger than it is a bucket

@@ -43,6 +43,18 @@ class Strategy {
                                   std::span<const std::span<float>> params,
                                   std::span<const std::span<const float>> grads) = 0;
 
+  // Optional, for overlap: the backward pass of step `step` has finished the gradients of
+  // `tensors` (indices into the strategy's TensorInfo list; `grads` as step() will get them),
+  // so the strategy may start sending them. Called before step(), in the same order on every
+  // rank; a caller that never calls it still gets a correct step(). Default: nothing.
+  virtual void gradients_ready(std::uint64_t step, std::span<const std::size_t> tensors,
+                               std::span<const std::span<const float>> grads) {
+    (void)step, (void)tensors, (void)grads;
+  }
+  // The step whose gradients were handed to gradients_ready will not be taken (a NaN or Inf was
+  // found): drop whatever it started, leaving the state as before it. Collective. Default: nothing.
+  virtual void cancel_step() {}
+
   // Keys begin with `prefix` (e.g. "strategy/"); load_state replaces all state and throws
   // lowcomm::Error naming a missing or inconsistent key.
   virtual void save_state(StateDict& state, std::string_view prefix) const = 0;
