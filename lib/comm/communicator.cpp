@@ -280,9 +280,14 @@ void Communicator::end_call(CollectiveKind kind, std::uint64_t payload_bytes, co
   double end = now();
   const bool modelled = options_.mode != NetworkMode::Off;
   const double modelled_s = modelled ? cost.seconds : 0.0;
-  if (options_.mode == NetworkMode::Throttle && end - start.all_arrived < modelled_s) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(start.all_arrived + modelled_s - end));
-    end = now();
+  if (options_.mode == NetworkMode::Throttle) {
+    // The links serve collectives one after another: this one waits for those in flight.
+    const double release = std::max(start.all_arrived, throttle_network_free_) + modelled_s;
+    throttle_network_free_ = release;
+    if (end < release) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(release - end));
+      end = now();
+    }
   }
   const double measured_s = end - start.all_arrived;
 
@@ -313,6 +318,10 @@ PendingCollective Communicator::start_call(CollectiveKind kind, std::uint64_t pa
   entry.payload_bytes = payload_bytes;
   entry.cost = cost;
   entry.started = arrival;
+  if (options_.mode == NetworkMode::Throttle) {  // served after the collectives before it
+    entry.release = std::max(arrival, throttle_network_free_) + cost.seconds;
+    throttle_network_free_ = entry.release;
+  }
   InFlight& call = in_flight_.emplace(id, std::move(entry)).first->second;
   try {
     issue(call);
@@ -352,7 +361,7 @@ void Communicator::wait(std::uint64_t id) {
   const double entry = now();
   if (!call.complete) check_mpi(MPI_Wait(&call.request, MPI_STATUS_IGNORE), "MPI_Wait");
   if (options_.mode == NetworkMode::Throttle) {
-    const double release = call.started + call.cost.seconds;
+    const double release = call.release;
     if (const double left = release - now(); left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
   }
   const double exit = now();

@@ -146,7 +146,8 @@ class Communicator {
   // counts (counted at the start). MPI_Iallreduce may sum in another order than MPI_Allreduce,
   // so with three or more ranks a sum can differ in its last bits from the blocking call's.
   // In throttle mode the modelled time is counted from this rank's start (there is no barrier:
-  // that would block), so ranks should start level. Open MPI makes progress on a collective only
+  // that would block), so ranks should start level; collectives in flight are served one after
+  // another, as the simulated clock serves them. Open MPI makes progress on a collective only
   // inside MPI calls: call test() now and then, or the transfer happens in wait().
   template <Reducible T>
   PendingCollective start_all_reduce(std::span<T> data, ReduceOp op);
@@ -255,6 +256,7 @@ class Communicator {
     std::uint64_t payload_bytes = 0;
     RankCost cost{};
     double started = 0.0;         // wall time at the start call
+    double release = 0.0;         // throttle: when its modelled transfer ends (after the queue)
     GatherLayout layout;          // an all-gather's counts, which MPI reads until completion
     std::function<void()> finish;  // after completion (the average's division)
     bool complete = false;
@@ -283,6 +285,7 @@ class Communicator {
   double last_exit_ = 0.0;  // wall time when the previous collective call returned
   std::uint64_t next_collective_ = 0;
   std::map<std::uint64_t, InFlight> in_flight_;
+  double throttle_network_free_ = 0.0;  // throttle: wall time when the modelled links are free
   ControlChannel control_;
 };
 
