@@ -54,9 +54,7 @@ class DataParallel final : public Strategy {
         aggregate_(setup.tensors) {
     if (!setup.config.get_bool("strategy.data_parallel.overlap")) return;
     check_overlap_settings(setup.config);
-    const auto bucket_bytes = static_cast<std::uint64_t>(
-        std::max(1.0, std::round(setup.config.get_double("compressor.bucket_mb") * 1024.0 * 1024.0)));
-    for (std::vector<std::size_t>& members : bucket_partition(setup.tensors, bucket_bytes)) {
+    for (std::vector<std::size_t>& members : bucket_partition(setup.tensors, bucket_bytes(setup.config))) {
       StrategySetup part = setup;
       part.tensors.clear();
       for (const std::size_t t : members) part.tensors.push_back(setup.tensors[t]);
