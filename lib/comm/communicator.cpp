@@ -525,6 +525,18 @@ void Communicator::all_gather_v_elements(const void* mine, std::span<const std::
   end_call(CollectiveKind::AllGather, layout.block_bytes[me], cost, start);
 }
 
+void Communicator::check_gather_v(std::string_view who, std::size_t mine, std::span<const std::size_t> counts,
+                                  std::size_t all) const {
+  if (counts.size() != static_cast<std::size_t>(size_)) {
+    throw CommError(fmt::format("{}: counts must hold one entry per rank", who));
+  }
+  std::size_t total = 0;
+  for (std::size_t c : counts) total += c;
+  if (mine != counts[static_cast<std::size_t>(rank_)] || all != total) {
+    throw CommError(fmt::format("{}: the input must hold counts[rank] elements and the output the sum of counts", who));
+  }
+}
+
 std::vector<std::size_t> Communicator::exchange_counts(std::size_t mine) {
   const auto mine64 = static_cast<std::uint64_t>(mine);
   std::vector<std::uint64_t> counts64(static_cast<std::size_t>(size_));

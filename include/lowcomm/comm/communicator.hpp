@@ -202,6 +202,9 @@ class Communicator {
                              std::size_t element_bytes);
   void broadcast_elements(void* data, std::size_t count, std::size_t element_bytes, int root);
   std::vector<std::size_t> exchange_counts(std::size_t mine);
+  // CommError unless counts has one entry per rank, mine counts[rank] and all their sum.
+  void check_gather_v(std::string_view who, std::size_t mine, std::span<const std::size_t> counts,
+                      std::size_t all) const;
 
   PendingCollective start_all_reduce_elements(void* data, std::size_t count, MPI_Datatype type,
                                               std::size_t element_bytes, std::function<void()> finish);
@@ -317,15 +320,7 @@ void Communicator::all_gather(std::span<const T> mine, std::span<T> all) {
 template <Transferable T>
 void Communicator::all_gather_v(std::span<const T> mine, std::span<const std::size_t> counts,
                                 std::span<T> all) {
-  if (counts.size() != static_cast<std::size_t>(size_)) {
-    throw CommError("all_gather_v: counts must hold one entry per rank");
-  }
-  std::size_t total = 0;
-  for (std::size_t c : counts) total += c;
-  if (mine.size() != counts[static_cast<std::size_t>(rank_)] || all.size() != total) {
-    throw CommError("all_gather_v: the input must hold counts[rank] elements and the output "
-                    "the sum of counts");
-  }
+  check_gather_v("all_gather_v", mine.size(), counts, all.size());
   all_gather_v_elements(mine.data(), counts, all.data(), sizeof(T));
 }
 
@@ -373,15 +368,7 @@ PendingCollective Communicator::start_all_gather(std::span<const T> mine, std::s
 template <Transferable T>
 PendingCollective Communicator::start_all_gather_v(std::span<const T> mine, std::span<const std::size_t> counts,
                                                    std::span<T> all) {
-  if (counts.size() != static_cast<std::size_t>(size_)) {
-    throw CommError("start_all_gather_v: counts must hold one entry per rank");
-  }
-  std::size_t total = 0;
-  for (std::size_t c : counts) total += c;
-  if (mine.size() != counts[static_cast<std::size_t>(rank_)] || all.size() != total) {
-    throw CommError("start_all_gather_v: the input must hold counts[rank] elements and the output "
-                    "the sum of counts");
-  }
+  check_gather_v("start_all_gather_v", mine.size(), counts, all.size());
   return start_all_gather_v_elements(mine.data(), counts, all.data(), sizeof(T));
 }
 
