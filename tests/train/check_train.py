@@ -389,11 +389,12 @@ def disk_full():
 
 
 def stragglers():
-    """cluster.rank.1.compute_scale = 4: on an ideal network (no communication time) the simulated
-    clock runs at the straggler's pace, about four times the measured compute; without it, at about
-    the measured compute. The bytes and the training are unchanged."""
+    """cluster.rank.1.compute_scale = 10: on an ideal network (no communication time) the simulated
+    clock runs at the straggler's pace, about ten times the measured compute; without it, at about
+    the measured compute. The bytes and the training are unchanged. (The bounds leave room for a
+    busy machine, where one rank may compute twice as long as the other.)"""
     logs = {}
-    for label, extra in (("even", []), ("straggler", ["--set", "cluster.rank.1.compute_scale=4"])):
+    for label, extra in (("even", []), ("straggler", ["--set", "cluster.rank.1.compute_scale=10"])):
         out = os.path.join(WORK, f"stragglers-{label}")
         train(out, "--force", "--set", "train.steps=5", "--set", "train.eval_every=0",
               "--set", "network.scenario=ideal", *extra)
@@ -401,9 +402,9 @@ def stragglers():
             logs[label] = {k: f["steps"][k][:] for k in ("simulated_s", "compute_s", "loss", "bytes_sent")}
     even, slow = logs["even"], logs["straggler"]
     assert even["loss"].tobytes() == slow["loss"].tobytes() and even["bytes_sent"].tolist() == slow["bytes_sent"].tolist()
-    assert slow["simulated_s"][-1] >= 3 * slow["compute_s"].sum(), (slow["simulated_s"][-1], slow["compute_s"].sum())
-    assert even["simulated_s"][-1] < 2 * even["compute_s"].sum(), (even["simulated_s"][-1], even["compute_s"].sum())
-    print(f"stragglers: simulated {slow['simulated_s'][-1]:.3f} s with a 4x rank, {even['simulated_s'][-1]:.3f} s "
+    assert slow["simulated_s"][-1] >= 4 * slow["compute_s"].sum(), (slow["simulated_s"][-1], slow["compute_s"].sum())
+    assert slow["simulated_s"][-1] > 3 * even["simulated_s"][-1], (slow["simulated_s"][-1], even["simulated_s"][-1])
+    print(f"stragglers: simulated {slow['simulated_s'][-1]:.3f} s with a 10x rank, {even['simulated_s'][-1]:.3f} s "
           f"without; compute {slow['compute_s'].sum():.3f} / {even['compute_s'].sum():.3f} s")
 
 
