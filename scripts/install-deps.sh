@@ -9,6 +9,7 @@ packages=(
   openmpi-bin libopenmpi-dev        # MPI
   libhdf5-dev hdf5-tools            # run logs
   libcli11-dev libtomlplusplus-dev libfmt-dev
+  nlohmann-json3-dev                # `lowcomm plan`: model shapes from JSON
   libeigen3-dev                     # dense linear algebra in the CPU kernels
   libopenblas-openmp-dev            # sgemm for the transformer kernels, on OpenMP's threads
   libgtest-dev libgmock-dev

@@ -16,6 +16,7 @@ void add_bench_progress_command(CLI::App& bench);
 void add_replay_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);  // no MPI
+void add_plan_command(CLI::App& app);   // no MPI
 void add_prepare_data_command(CLI::App& app);  // no MPI
 
 // The keys of `lowcomm bench collectives` besides the network keys (for `lowcomm info`).

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   lowcomm::cli::add_replay_command(app);
   lowcomm::cli::add_train_command(app);
   lowcomm::cli::add_sweep_command(app);
+  lowcomm::cli::add_plan_command(app);
   lowcomm::cli::add_prepare_data_command(app);
 
   try {

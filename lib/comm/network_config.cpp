@@ -138,7 +138,7 @@ CommunicatorOptions communicator_options_from_config(const Config& config, int w
   return options;
 }
 
-std::string describe_network(const Config& config) {
+std::string describe_links(const Config& config) {
   const Link link = with_overrides(network_scenario(config.get_string("network.scenario")).link,
                                    config, "network.");
   const bool ideal = link.latency_s == 0 && link.upload_bytes_per_s == Link{}.upload_bytes_per_s;
@@ -159,7 +159,11 @@ std::string describe_network(const Config& config) {
   if (const auto stragglers = config.instances("cluster.rank.*.compute_scale").size(); stragglers > 0) {
     text += fmt::format(", {} rank{} with a compute scale", stragglers, stragglers == 1 ? "" : "s");
   }
-  return text + ", mode " + config.get_string("network.mode");
+  return text;
+}
+
+std::string describe_network(const Config& config) {
+  return describe_links(config) + ", mode " + config.get_string("network.mode");
 }
 
 }  // namespace lowcomm

@@ -31,6 +31,35 @@ std::vector<std::vector<std::size_t>> bucket_partition(std::span<const TensorInf
   return buckets;
 }
 
+std::vector<CompressionUnit> compression_units(std::span<const TensorInfo> tensors, Granularity granularity,
+                                               std::uint64_t bucket_bytes) {
+  std::vector<CompressionUnit> units;
+  auto flat_unit = [&](std::string name, std::vector<std::size_t> members) {
+    std::int64_t numel = 0;
+    for (std::size_t t : members) numel += tensors[t].numel();
+    units.push_back({static_cast<std::uint32_t>(units.size()), std::move(name), {numel}, std::move(members), numel});
+  };
+  switch (granularity) {
+    case Granularity::PerTensor:
+      for (std::size_t t = 0; t < tensors.size(); ++t) {
+        units.push_back({static_cast<std::uint32_t>(t), tensors[t].name, tensors[t].shape, {t}, tensors[t].numel()});
+      }
+      break;
+    case Granularity::Bucket:
+      for (std::vector<std::size_t>& members : bucket_partition(tensors, bucket_bytes)) {
+        flat_unit(fmt::format("bucket{}", units.size()), std::move(members));
+      }
+      break;
+    case Granularity::Global: {
+      std::vector<std::size_t> all(tensors.size());
+      for (std::size_t t = 0; t < all.size(); ++t) all[t] = t;
+      flat_unit("global", std::move(all));
+      break;
+    }
+  }
+  return units;
+}
+
 CompressedAllReduce::CompressedAllReduce(Communicator& comm, std::unique_ptr<Compressor> compressor,
                                          std::vector<TensorInfo> tensors, Granularity granularity,
                                          std::uint64_t bucket_bytes, std::uint64_t shared_seed,
@@ -41,29 +70,7 @@ CompressedAllReduce::CompressedAllReduce(Communicator& comm, std::unique_ptr<Com
   if (!compressor_->supports(granularity)) {
     throw ConfigError(fmt::format("this compressor does not support granularity '{}'", to_string(granularity)));
   }
-  auto flat_unit = [&](std::string name, std::vector<std::size_t> members) {
-    std::int64_t numel = 0;
-    for (std::size_t t : members) numel += tensors_[t].numel();
-    units_.push_back({static_cast<std::uint32_t>(units_.size()), std::move(name), {numel}, std::move(members), numel});
-  };
-  switch (granularity) {
-    case Granularity::PerTensor:
-      for (std::size_t t = 0; t < tensors_.size(); ++t) {
-        units_.push_back({static_cast<std::uint32_t>(t), tensors_[t].name, tensors_[t].shape, {t}, tensors_[t].numel()});
-      }
-      break;
-    case Granularity::Bucket:
-      for (std::vector<std::size_t>& members : bucket_partition(tensors_, bucket_bytes)) {
-        flat_unit(fmt::format("bucket{}", units_.size()), std::move(members));
-      }
-      break;
-    case Granularity::Global: {
-      std::vector<std::size_t> all(tensors_.size());
-      for (std::size_t t = 0; t < all.size(); ++t) all[t] = t;
-      flat_unit("global", std::move(all));
-      break;
-    }
-  }
+  units_ = compression_units(tensors_, granularity, bucket_bytes);
   scratch_.resize(units_.size());
 }
 

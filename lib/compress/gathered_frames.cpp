@@ -13,8 +13,17 @@ namespace {
 constexpr std::size_t kSizeBytes = sizeof(std::uint32_t);
 }  // namespace
 
+std::size_t frame_bytes(std::span<const std::size_t> payload_sizes, bool with_sizes) {
+  std::size_t bytes = with_sizes ? payload_sizes.size() * kSizeBytes : 0;
+  for (const std::size_t size : payload_sizes) bytes += size;
+  return bytes;
+}
+
 std::vector<std::byte> frame_payloads(std::span<const std::span<const std::byte>> payloads, bool with_sizes) {
+  std::vector<std::size_t> sizes;
+  for (const auto payload : payloads) sizes.push_back(payload.size());
   std::vector<std::byte> frame;
+  frame.reserve(frame_bytes(sizes, with_sizes));
   if (with_sizes) {
     for (const auto payload : payloads) {
       if (payload.size() > UINT32_MAX) {

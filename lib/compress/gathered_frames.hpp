@@ -10,6 +10,9 @@
 
 namespace lowcomm::compress_detail {
 
+// The size of a frame of payloads of these sizes (what frame_payloads returns).
+std::size_t frame_bytes(std::span<const std::size_t> payload_sizes, bool with_sizes);
+
 // This rank's frame: the size table (when with_sizes), then the payloads.
 std::vector<std::byte> frame_payloads(std::span<const std::span<const std::byte>> payloads, bool with_sizes);
 

@@ -1,9 +1,12 @@
 #include "compressed_sync.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
 #include "lowcomm/compress/registry.hpp"
+#include "lowcomm/error.hpp"
 
 namespace lowcomm::strategy {
 
@@ -12,17 +15,26 @@ std::uint64_t bucket_bytes(const Config& config) {
   return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(bucket_mb * 1024.0 * 1024.0)));
 }
 
-std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& setup,
-                                                          const Config& config,
-                                                          std::unique_ptr<Compressor> compressor) {
+std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& setup, PlannedSync planned) {
+  if (planned.first + planned.count > setup.tensors.size()) {
+    throw Error(fmt::format("a planned exchange of tensors [{}, {}) of a model with {}", planned.first,
+                            planned.first + planned.count, setup.tensors.size()));
+  }
+  const auto first = setup.tensors.begin() + static_cast<std::ptrdiff_t>(planned.first);
   return std::make_unique<CompressedAllReduce>(
-      setup.comm, std::move(compressor), setup.tensors,
-      parse_granularity(config.get_string("compressor.granularity")), bucket_bytes(config), setup.seed,
-      setup.execution);
+      setup.comm, std::move(planned.compressor),
+      std::vector<TensorInfo>(first, first + static_cast<std::ptrdiff_t>(planned.count)), planned.granularity,
+      planned.bucket_bytes, setup.seed, setup.execution);
+}
+
+PlannedSync planned_sync(const Config& config, std::size_t tensors) {
+  return {.first = 0, .count = tensors, .compressor = CompressorRegistry::global().create(config),
+          .granularity = parse_granularity(config.get_string("compressor.granularity")),
+          .bucket_bytes = bucket_bytes(config), .period = 1};
 }
 
 std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& setup) {
-  return make_compressed_sync(setup, setup.config, CompressorRegistry::global().create(setup.config));
+  return make_compressed_sync(setup, planned_sync(setup.config, setup.tensors.size()));
 }
 
 }  // namespace lowcomm::strategy

@@ -12,10 +12,11 @@ namespace lowcomm::strategy {
 // compressor.bucket_mb in bytes (at least 1).
 std::uint64_t bucket_bytes(const Config& config);
 
-// `compressor` replaces the one the configuration names (DeMo wraps its transport first).
-std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& setup,
-                                                          const Config& config,
-                                                          std::unique_ptr<Compressor> compressor);
+// The whole model's tensors through the compressor setup.config names, every step.
+PlannedSync planned_sync(const Config& config, std::size_t tensors);
 std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& setup);
+
+// The exchange `planned` describes, over its tensors of setup.tensors.
+std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& setup, PlannedSync planned);
 
 }  // namespace lowcomm::strategy

@@ -46,6 +46,23 @@ void check_overlap_settings(const Config& config) {
   }
 }
 
+// A step's exchanges: the whole model through compressor.*, or with overlap one per bucket.
+std::vector<PlannedSync> data_parallel_syncs(const Config& config, std::span<const TensorInfo> tensors) {
+  std::vector<PlannedSync> syncs;
+  if (!config.get_bool("strategy.data_parallel.overlap")) {
+    syncs.push_back(planned_sync(config, tensors.size()));
+    return syncs;
+  }
+  check_overlap_settings(config);
+  const Config whole = config.with(std::vector<ConfigSetting>{{"compressor.granularity", std::string("global")}});
+  for (const std::vector<std::size_t>& members : bucket_partition(tensors, bucket_bytes(config))) {
+    PlannedSync sync = planned_sync(whole, members.size());
+    sync.first = members.front();  // buckets are consecutive tensors
+    syncs.push_back(std::move(sync));
+  }
+  return syncs;
+}
+
 class DataParallel final : public Strategy {
  public:
   explicit DataParallel(const StrategySetup& setup)
@@ -53,13 +70,10 @@ class DataParallel final : public Strategy {
         optimizer_(make_optimizer(setup.config)),
         aggregate_(setup.tensors) {
     if (!setup.config.get_bool("strategy.data_parallel.overlap")) return;
-    check_overlap_settings(setup.config);
-    for (std::vector<std::size_t>& members : bucket_partition(setup.tensors, bucket_bytes(setup.config))) {
-      StrategySetup part = setup;
-      part.tensors.clear();
-      for (const std::size_t t : members) part.tensors.push_back(setup.tensors[t]);
-      const Config whole = setup.config.with(std::vector<ConfigSetting>{{"compressor.granularity", std::string("global")}});
-      buckets_.push_back({std::move(members), make_compressed_sync(part, whole, CompressorRegistry::global().create(whole))});
+    for (PlannedSync& planned : data_parallel_syncs(setup.config, setup.tensors)) {
+      std::vector<std::size_t> members(planned.count);
+      for (std::size_t i = 0; i < members.size(); ++i) members[i] = planned.first + i;
+      buckets_.push_back({std::move(members), make_compressed_sync(setup, std::move(planned))});
     }
     ready_.assign(setup.tensors.size(), false);
   }
@@ -145,7 +159,8 @@ StrategyInfo data_parallel_strategy() {
                                          "has its gradients (compressor none, granularity bucket, no grad_clip)"}},
           .create = [](const StrategySetup& setup) -> std::unique_ptr<Strategy> {
             return std::make_unique<DataParallel>(setup);
-          }};
+          },
+          .syncs = data_parallel_syncs};
 }
 
 }  // namespace lowcomm::strategy

@@ -89,14 +89,29 @@ void warn_about_small_blocks(const StrategySetup& setup, std::int64_t chunk) {
   }
 }
 
+DemoOptions demo_options(const Config& c) {
+  const double beta = c.get_double("strategy.demo.compression_decay");
+  if (beta >= 1.0) throw ConfigError(fmt::format("strategy.demo.compression_decay = {} must be below 1", beta));
+  return {.decay = static_cast<float>(beta), .weight_decay = c.get_double("strategy.demo.weight_decay"),
+          .stale = c.get_bool("strategy.demo.stale")};
+}
+
+// The one exchange of a step: the momentum, through the transport. The momentum δ lives in the
+// ErrorFeedback wrapper: state key "momentum/residual/<unit id>".
+std::vector<PlannedSync> demo_syncs(const Config& config, std::span<const TensorInfo> tensors) {
+  const Config transport = transport_config(config);
+  PlannedSync sync = planned_sync(transport, tensors.size());
+  sync.compressor = std::make_unique<ErrorFeedback>(std::move(sync.compressor), demo_options(config).decay);
+  std::vector<PlannedSync> syncs;
+  syncs.push_back(std::move(sync));
+  return syncs;
+}
+
 class Demo final : public Strategy {
  public:
   Demo(const StrategySetup& setup, DemoOptions options)
       : options_(options), scaled_(setup.tensors), aggregate_(setup.tensors) {
-    const Config config = transport_config(setup.config);
-    // The momentum δ lives in this wrapper: state key "momentum/residual/<unit id>".
-    sync_ = make_compressed_sync(
-        setup, config, std::make_unique<ErrorFeedback>(CompressorRegistry::global().create(config), options.decay));
+    sync_ = make_compressed_sync(setup, std::move(demo_syncs(setup.config, setup.tensors).front()));
     if (setup.config.get_string("strategy.demo.transport") == "dct_topk") {
       warn_about_small_blocks(setup, setup.config.get_int("compressor.dct_topk.chunk"));
     }
@@ -220,15 +235,9 @@ StrategyInfo demo_strategy() {
            {.path = "stale", .type = ValueType::Boolean, .default_value = false,
             .description = "one-step-stale pipeline: apply the previous step's aggregate"}},
       .create = [](const StrategySetup& setup) -> std::unique_ptr<Strategy> {
-        const Config& c = setup.config;
-        const double beta = c.get_double("strategy.demo.compression_decay");
-        if (beta >= 1.0) {
-          throw ConfigError(fmt::format("strategy.demo.compression_decay = {} must be below 1", beta));
-        }
-        return std::make_unique<Demo>(setup, DemoOptions{.decay = static_cast<float>(beta),
-                                                         .weight_decay = c.get_double("strategy.demo.weight_decay"),
-                                                         .stale = c.get_bool("strategy.demo.stale")});
-      }};
+        return std::make_unique<Demo>(setup, demo_options(setup.config));
+      },
+      .syncs = demo_syncs};
 }
 
 }  // namespace lowcomm::strategy

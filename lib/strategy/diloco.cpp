@@ -86,26 +86,57 @@ std::vector<std::pair<std::size_t, std::size_t>> partition(std::span<const Tenso
   return groups;
 }
 
+DilocoOptions diloco_options(const Config& c) {
+  const DilocoOptions options{.inner_steps = c.get_int("strategy.diloco.inner_steps"),
+                              .outer_lr = c.get_double("strategy.diloco.outer_lr"),
+                              .outer_momentum = c.get_double("strategy.diloco.outer_momentum"),
+                              .nesterov = c.get_bool("strategy.diloco.outer_nesterov"),
+                              .fragments = c.get_int("strategy.diloco.fragments"),
+                              .overlap = c.get_int("strategy.diloco.overlap_steps"),
+                              .alpha = c.get_double("strategy.diloco.alpha")};
+  if (options.outer_momentum >= 1.0) {
+    throw ConfigError(fmt::format("strategy.diloco.outer_momentum = {} must be below 1", options.outer_momentum));
+  }
+  if (options.fragments > options.inner_steps) {
+    throw ConfigError(fmt::format("strategy.diloco.fragments = {} exceeds inner_steps = {}: each fragment "
+                                  "syncs once every inner_steps steps, so at most that many can take turns",
+                                  options.fragments, options.inner_steps));
+  }
+  if (options.overlap >= options.inner_steps) {
+    throw ConfigError(fmt::format("strategy.diloco.overlap_steps = {} must be below inner_steps = {}: a "
+                                  "fragment's exchange must be mixed in before its next one",
+                                  options.overlap, options.inner_steps));
+  }
+  return options;
+}
+
+// One exchange per fragment, each every H steps, through compressor.*.
+std::vector<PlannedSync> diloco_syncs(const Config& config, std::span<const TensorInfo> tensors) {
+  const DilocoOptions options = diloco_options(config);
+  if (options.fragments > static_cast<std::int64_t>(tensors.size())) {
+    throw ConfigError(fmt::format("strategy.diloco.fragments = {} but the model has only {} tensors",
+                                  options.fragments, tensors.size()));
+  }
+  std::vector<PlannedSync> syncs;
+  for (const auto& [first, count] : partition(tensors, options.fragments)) {
+    PlannedSync sync = planned_sync(config, count);
+    sync.first = first;
+    sync.period = static_cast<std::uint64_t>(options.inner_steps);
+    syncs.push_back(std::move(sync));
+  }
+  return syncs;
+}
+
 class Diloco final : public Strategy {
  public:
   Diloco(const StrategySetup& setup, DilocoOptions options)
       : options_(options), optimizer_(make_optimizer(setup.config)) {
-    if (options.fragments > static_cast<std::int64_t>(setup.tensors.size())) {
-      throw ConfigError(fmt::format("strategy.diloco.fragments = {} but the model has only {} tensors",
-                                    options.fragments, setup.tensors.size()));
-    }
-    for (const auto& [first, count] : partition(setup.tensors, options.fragments)) {
+    for (PlannedSync& planned : diloco_syncs(setup.config, setup.tensors)) {
       Fragment& fragment = fragments_.emplace_back();
-      fragment.first = first;
-      fragment.count = count;
-      StrategySetup part{.comm = setup.comm,
-                         .tensors = {setup.tensors.begin() + static_cast<std::ptrdiff_t>(first),
-                                     setup.tensors.begin() + static_cast<std::ptrdiff_t>(first + count)},
-                         .config = setup.config,
-                         .seed = setup.seed,
-                         .execution = setup.execution};
-      fragment.sync = make_compressed_sync(part);
-      const auto n = static_cast<std::size_t>(total_numel(part.tensors));
+      fragment.first = planned.first;
+      fragment.count = planned.count;
+      fragment.sync = make_compressed_sync(setup, std::move(planned));
+      const auto n = static_cast<std::size_t>(total_numel(fragment.sync->tensors()));
       fragment.anchor.assign(n, 0.0f);
       fragment.outer = std::make_unique<Sgd>(outer_step(options));
       fragment.delta.assign(n, 0.0f);
@@ -285,29 +316,9 @@ StrategyInfo diloco_strategy() {
             .description = "streaming: x <- lerp(x_local, x_global, alpha); 1 takes the global value",
             .min = 0.0, .max = 1.0}},
       .create = [](const StrategySetup& setup) -> std::unique_ptr<Strategy> {
-        const Config& c = setup.config;
-        const DilocoOptions options{.inner_steps = c.get_int("strategy.diloco.inner_steps"),
-                                    .outer_lr = c.get_double("strategy.diloco.outer_lr"),
-                                    .outer_momentum = c.get_double("strategy.diloco.outer_momentum"),
-                                    .nesterov = c.get_bool("strategy.diloco.outer_nesterov"),
-                                    .fragments = c.get_int("strategy.diloco.fragments"),
-                                    .overlap = c.get_int("strategy.diloco.overlap_steps"),
-                                    .alpha = c.get_double("strategy.diloco.alpha")};
-        if (options.outer_momentum >= 1.0) {
-          throw ConfigError(fmt::format("strategy.diloco.outer_momentum = {} must be below 1", options.outer_momentum));
-        }
-        if (options.fragments > options.inner_steps) {
-          throw ConfigError(fmt::format("strategy.diloco.fragments = {} exceeds inner_steps = {}: each fragment "
-                                        "syncs once every inner_steps steps, so at most that many can take turns",
-                                        options.fragments, options.inner_steps));
-        }
-        if (options.overlap >= options.inner_steps) {
-          throw ConfigError(fmt::format("strategy.diloco.overlap_steps = {} must be below inner_steps = {}: a "
-                                        "fragment's exchange must be mixed in before its next one",
-                                        options.overlap, options.inner_steps));
-        }
-        return std::make_unique<Diloco>(setup, options);
-      }};
+        return std::make_unique<Diloco>(setup, diloco_options(setup.config));
+      },
+      .syncs = diloco_syncs};
 }
 
 }  // namespace lowcomm::strategy

@@ -22,7 +22,9 @@ void add_network_keys(ConfigSchema& schema);
 // recursive-doubling all-gather on a world size that is no power of two.
 CommunicatorOptions communicator_options_from_config(const Config& config, int world_size);
 
-// One line for logs and tables: "consumer (30 ms, 10/100 Mbps up/down), simulate".
+// One line for logs and tables: "consumer (30 ms, 10/100 Mbps up/down), mode simulate".
 std::string describe_network(const Config& config);
+// The same without the mode: the links alone (`lowcomm plan` prices them whatever the mode).
+std::string describe_links(const Config& config);
 
 }  // namespace lowcomm

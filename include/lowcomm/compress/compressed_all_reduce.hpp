@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "lowcomm/comm/communicator.hpp"
@@ -28,6 +29,20 @@ struct SyncReport {
 // Granularity::Bucket's units: consecutive tensors (in order) fused until the next would pass
 // bucket_bytes of fp32; a tensor larger than that is a bucket of its own. Indices into `tensors`.
 std::vector<std::vector<std::size_t>> bucket_partition(std::span<const TensorInfo> tensors, std::uint64_t bucket_bytes);
+
+// One unit the compressor sees: a tensor, or consecutive tensors fused into a flat vector.
+struct CompressionUnit {
+  std::uint32_t id;
+  std::string name;                  // the tensor's, "bucket<i>" or "global"
+  std::vector<std::int64_t> shape;   // the tensor's shape; fused units are 1-D
+  std::vector<std::size_t> tensors;  // indices into the tensor list, fused in this order
+  std::int64_t numel;
+};
+
+// The units of `tensors` at a granularity (bucket_bytes: Granularity::Bucket's cap), as
+// CompressedAllReduce cuts them and `lowcomm plan` prices them.
+std::vector<CompressionUnit> compression_units(std::span<const TensorInfo> tensors, Granularity granularity,
+                                               std::uint64_t bucket_bytes);
 
 class CompressedAllReduce {
  public:
@@ -64,13 +79,7 @@ class CompressedAllReduce {
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
 
  private:
-  struct Unit {
-    std::uint32_t id;
-    std::string name;
-    std::vector<std::int64_t> shape;
-    std::vector<std::size_t> tensors;  // indices into tensors_, fused in this order
-    std::int64_t numel;
-  };
+  using Unit = CompressionUnit;
   struct Flight;    // one step between start and finish
   struct RoundExchange;  // one round's collectives, from begin_exchange to end_exchange
   UnitContext context(const Unit& unit, std::uint64_t step) const;

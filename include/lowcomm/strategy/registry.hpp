@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,11 +29,26 @@ struct StrategySetup {
   ExecutionContext execution;       // where it computes (compute.*, config/compute_config.hpp)
 };
 
+// One CompressedAllReduce a strategy runs: over tensors [first, first + count) of its list,
+// through `compressor`, once every `period` steps. A strategy builds its exchanges from these,
+// and `lowcomm plan` prices the same ones without training (compress/traffic.hpp).
+struct PlannedSync {
+  std::size_t first = 0;
+  std::size_t count = 0;
+  std::unique_ptr<Compressor> compressor;
+  Granularity granularity = Granularity::PerTensor;
+  std::uint64_t bucket_bytes = 1;
+  std::uint64_t period = 1;
+};
+
 struct StrategyInfo {
   std::string name;
   std::string description;
   std::vector<ConfigKey> parameters;  // paths relative to strategy.<name>
   std::function<std::unique_ptr<Strategy>(const StrategySetup&)> create;
+  // Optional: the exchanges of a run with this configuration and these tensors (throws
+  // ConfigError as create would). Without it `lowcomm plan` cannot price the strategy.
+  std::function<std::vector<PlannedSync>(const Config&, std::span<const TensorInfo>)> syncs;
 };
 
 // add, find, all and names: core/registry.hpp.

@@ -1,0 +1,53 @@
+#include "plan/method_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "lowcomm/comm/network_config.hpp"
+#include "lowcomm/compress/traffic.hpp"
+#include "lowcomm/config/compute_config.hpp"
+#include "lowcomm/error.hpp"
+#include "lowcomm/strategy/registry.hpp"
+
+namespace lowcomm::cli {
+
+MethodPlan plan_method(std::string label, const Config& config, std::span<const TensorInfo> tensors, int world_size) {
+  if (world_size < 2) throw ConfigError(fmt::format("--world-size {}: a plan needs at least 2 ranks", world_size));
+  const std::string& strategy = config.get_string("strategy.name");
+  const StrategyInfo& info = StrategyRegistry::global().find(strategy);
+  if (!info.syncs) {
+    throw ConfigError(fmt::format("strategy \"{}\" does not describe its exchanges (StrategyInfo::syncs), so "
+                                  "`lowcomm plan` cannot price it",
+                                  strategy));
+  }
+  const CommunicatorOptions options = communicator_options_from_config(config, world_size);
+  const ExecutionContext execution = execution_context_from_config(config);
+  const auto seed = static_cast<std::uint64_t>(config.get_int("seed"));
+
+  MethodPlan plan;
+  plan.label = std::move(label);
+  plan.strategy = strategy;
+  // DeMo's traffic goes through its transport; every other strategy's through compressor.name.
+  plan.transport = strategy == "demo" ? config.get_string("strategy.demo.transport") : config.get_string("compressor.name");
+  plan.network = describe_links(config);
+  plan.world_size = world_size;
+  plan.parameters = total_numel(tensors);
+  for (PlannedSync& sync : info.syncs(config, tensors)) {
+    const std::span<const TensorInfo> part = tensors.subspan(sync.first, sync.count);
+    const std::vector<RoundCollectives> rounds =
+        probe_step_traffic(*sync.compressor, part, sync.granularity, sync.bucket_bytes, world_size, seed, execution);
+    const StepTraffic traffic = price_step_traffic(rounds, options, world_size);
+    const double share = 1.0 / static_cast<double>(sync.period);
+    plan.syncs_per_step += share;
+    plan.payload_bytes += share * static_cast<double>(traffic.payload_bytes);
+    plan.wire_sent_bytes += share * static_cast<double>(std::ranges::max(traffic.bytes_sent));
+    plan.wire_received_bytes += share * static_cast<double>(std::ranges::max(traffic.bytes_received));
+    plan.collectives += share * static_cast<double>(traffic.calls);
+    plan.modelled_s += share * traffic.modelled_s;
+  }
+  plan.distro_received_bytes = static_cast<double>(world_size - 1) * plan.payload_bytes;
+  return plan;
+}
+
+}  // namespace lowcomm::cli

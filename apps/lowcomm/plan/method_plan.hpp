@@ -1,0 +1,35 @@
+#pragma once
+// One method's byte and time budget per training step, without training: the exchanges its
+// strategy would run (StrategyInfo::syncs), each priced by compress/traffic.hpp on the
+// configured network for W ranks, and averaged over the steps between syncs (DiLoCo's H).
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "lowcomm/config/config.hpp"
+#include "lowcomm/core/tensor.hpp"
+
+namespace lowcomm::cli {
+
+struct MethodPlan {
+  std::string label;
+  std::string strategy;    // strategy.name
+  std::string transport;   // the compressor that carries its traffic
+  std::string network;     // describe_links
+  int world_size = 0;
+  std::int64_t parameters = 0;
+  double syncs_per_step = 0;  // exchanges per step (1/H for DiLoCo, F/H streaming)
+  // Per rank and step, averaged over the steps between syncs:
+  double payload_bytes = 0;      // what the rank contributes to the collectives (DeMo's "sent per step")
+  double wire_sent_bytes = 0;    // what the modelled algorithms put on its link, the most of any rank
+  double wire_received_bytes = 0;
+  double distro_received_bytes = 0;  // DisTrO's "received per step": (W − 1) × payload
+  double collectives = 0;
+  double modelled_s = 0;         // modelled communication time, collectives one after another
+};
+
+// Throws ConfigError when the strategy does not describe its exchanges or the settings are
+// invalid (as `lowcomm train` would).
+MethodPlan plan_method(std::string label, const Config& config, std::span<const TensorInfo> tensors, int world_size);
+
+}  // namespace lowcomm::cli
