@@ -155,9 +155,9 @@ void run(const PlanArguments& arguments) {
     }
     std::vector<std::string> overrides = arguments.config.overrides;
     overrides.insert(overrides.end(), method.settings.begin(), method.settings.end());
-    const Config config = arguments.config.file.empty() ? Config::defaults(schema, overrides)
-                                                        : Config::from_file(arguments.config.file, schema, overrides);
-    try {
+    try {  // the method's settings are read as --set overrides after the base ones
+      const Config config = arguments.config.file.empty() ? Config::defaults(schema, overrides)
+                                                          : Config::from_file(arguments.config.file, schema, overrides);
       plans.push_back(plan_method(method.label, config, tensors, arguments.world_size));
     } catch (const ConfigError& e) {
       throw ConfigError(fmt::format("method \"{}\": {}", method.label, e.what()));

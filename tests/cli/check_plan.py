@@ -1,0 +1,81 @@
+"""`lowcomm plan` against numbers computed by hand (usage: check_plan.py LOWCOMM JSON_MODEL).
+
+Each case runs the command with --csv and compares the columns with values derived here from the
+wire formats (docs/plan.md) and REFERENCE.md §6's ring costs, not from lowcomm's code.
+"""
+
+import csv
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+LOWCOMM, JSON_MODEL = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def plan(*arguments):
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "plan.csv"
+        subprocess.run([LOWCOMM, "plan", *arguments, "--csv", str(out)], check=True, stdout=subprocess.DEVNULL)
+        return {row["method"]: row for row in csv.DictReader(out.open())}
+
+
+def expect(rows, method, column, value, tolerance=0.0):
+    got = float(rows[method][column])
+    if abs(got - value) > tolerance * abs(value):
+        failures.append(f"{method} {column}: got {got!r}, expected {value!r}")
+
+
+# tiny (842,496 parameters; W = 4 divides it): a ring all-reduce sends 2(W-1) chunks of 4N/W
+# bytes, each round paying 10 ms + chunk / 125 MB/s on the default 1gbps network.
+n = 842_496
+rows = plan("--model", "tiny", "--world-size", "4", "--method", "dense:",
+            "--method", "diloco: strategy.name=diloco strategy.diloco.inner_steps=50",
+            "--method", "bf16: compressor.none.value_type=bf16")
+expect(rows, "dense", "parameters", n)
+expect(rows, "dense", "payload_bytes", 4 * n)
+expect(rows, "dense", "wire_sent_bytes", 2 * 3 / 4 * 4 * n)
+expect(rows, "dense", "wire_received_bytes", 2 * 3 / 4 * 4 * n)
+expect(rows, "dense", "distro_received_bytes", 3 * 4 * n)
+expect(rows, "dense", "collectives", 1)
+expect(rows, "dense", "comm_s", 6 * (0.010 + n / 1.25e8), 1e-12)
+expect(rows, "bf16", "payload_bytes", 2 * n)
+expect(rows, "diloco", "syncs_per_step", 1 / 50, 1e-15)
+expect(rows, "diloco", "payload_bytes", 4 * n / 50, 1e-15)
+
+# A JSON model: dct_topk cuts (128, 64) into 2 x 1 blocks of 64 x 64, (64, 96) into 1 x 2 blocks
+# of 64 x 48, (96) into 2 blocks of 48; k = 5 per block. Reference wire: int64 index + fp32 value.
+# compact_1bit: the smallest index type that holds a block's h·w (uint16 for 4096 and 3072, uint8
+# for 48) and one sign bit per value, the bits padded to whole bytes.
+rows = plan("--model", JSON_MODEL, "--world-size", "3",
+            "--method", "ref: strategy.name=demo compressor.dct_topk.topk=5",
+            "--method", "onebit: strategy.name=demo compressor.dct_topk.topk=5 compressor.dct_topk.wire=compact_1bit",
+            "--method", "topk: compressor.name=topk compressor.topk.k=10")
+blocks = 2 + 2 + 2
+expect(rows, "ref", "payload_bytes", blocks * 5 * 12)
+selected, index_bytes = [2 * 5, 2 * 5, 2 * 5], [2, 2, 1]
+expect(rows, "onebit", "payload_bytes", sum(k * i + (k + 7) // 8 for k, i in zip(selected, index_bytes)))
+# An all-gather on a ring: W - 1 blocks out and in.
+expect(rows, "ref", "wire_sent_bytes", 2 * blocks * 5 * 12)
+# topk: k int32 indices and k fp32 values per tensor.
+expect(rows, "topk", "payload_bytes", 3 * 10 * 8)
+
+# The published figures (REFERENCE.md §5), as docs/plan.md reproduces them.
+rows = plan("--model", "olmo-1b", "--world-size", "64",
+            "--method", "demo: strategy.name=demo compressor.dct_topk.topk=16",
+            "--method", "adamw: compressor.none.value_type=bf16")
+expect(rows, "demo", "parameters", 1_176_764_416)
+expect(rows, "demo", "payload_bytes", 287_296 * 16 * 12)  # 55.16 MB
+expect(rows, "adamw", "payload_bytes", 2 * 1_176_764_416)
+rows = plan("--model", "olmo-300m", "--world-size", "64",
+            "--method", "demo: strategy.name=demo compressor.dct_topk.topk=8")
+expect(rows, "demo", "payload_bytes", 78_112 * 8 * 12)  # 7.50 MB
+rows = plan("--model", "llama-1.2b", "--world-size", "32",
+            "--method", "adamw: compressor.none.value_type=bf16")
+expect(rows, "adamw", "distro_received_bytes", 31 * 2 * 1_204_881_408)  # 74.7 GB
+
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print("plan: every hand-computed figure matches")
