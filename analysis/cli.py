@@ -7,8 +7,9 @@ import math
 import sys
 from pathlib import Path
 
-from .logs import load_runs
+from .logs import find_logs, load_runs
 from .methods import assign_labels
+from .plans import load_plans, plan_display
 from . import tables
 
 
@@ -19,7 +20,8 @@ def _parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="write tables (Markdown, CSV, LaTeX) and plots "
                             "(PNG, PDF) of the runs found")
     report.add_argument("inputs", nargs="+", metavar="LOG_OR_FOLDER",
-                        help="log files, or folders searched for */log.h5 and *.h5")
+                        help="log files (and `lowcomm plan --hdf5` files), or folders searched "
+                             "for */log.h5 and *.h5")
     report.add_argument("--out", required=True, type=Path, help="folder for the report")
     report.add_argument("--target-loss", type=float, default=None,
                         help="loss for the time-to-target columns (default: the worst final "
@@ -31,17 +33,53 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _plan_section(plans, out: Path) -> tuple[list[str], list[Path]]:
+    """The planned budgets' table and its summary lines."""
+    display = plan_display(plans)
+    written = tables.write_table(plans, display, out, "planned",
+                                 "Planned bytes and communication time per rank and step")
+    lines = ["## Planned budgets (`lowcomm plan`)", "",
+             "Per rank and step, without training (docs/plan.md): payload is what a rank "
+             "contributes, wire what the modelled algorithms move on its link, (W-1)x payload "
+             "DisTrO's \"received per step\"; MB = 10^6 bytes.", "",
+             tables.to_markdown(display)]
+    return lines, written
+
+
 def report(args) -> int:
     runs, skipped = load_runs(args.inputs)
-    if not runs:
-        print("analysis: no readable run logs found", file=sys.stderr)
+    plans = load_plans(find_logs(args.inputs))
+    if not runs and plans.empty:
+        print("analysis: no readable run logs or plan files found", file=sys.stderr)
         return 1
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    written, lines = [], ["# lowcomm ablation report", ""]
+    summary_line = "no training runs"
+    if runs:
+        run_lines, run_written, summary_line = _run_sections(runs, skipped, args, out)
+        lines += run_lines
+        written += run_written
+    elif skipped:
+        lines += ["Skipped files:", ""] + [f"- `{p}`: {why}" for p, why in skipped] + [""]
+    if not plans.empty:
+        plan_lines, plan_written = _plan_section(plans, out)
+        lines += plan_lines
+        written += plan_written
+        summary_line += f", {len(plans)} planned methods"
+    summary = out / "summary.md"
+    summary.write_text("\n".join(lines), encoding="utf-8")
+    written.append(summary)
+    print(f"analysis: {summary_line}; wrote {len(written)} files to {out}")
+    return 0
+
+
+def _run_sections(runs, skipped, args, out: Path) -> tuple[list[str], list[Path], str]:
+    """The training runs' tables and plots: summary lines, files written, one-line summary."""
     assign_labels(runs, args.method_key)
     target = args.target_loss if args.target_loss is not None else tables.default_target(runs)
     target_how = ("given (--target-loss)" if args.target_loss is not None else
                   "default: the worst final validation loss over the complete runs")
-    out = args.out
-    out.mkdir(parents=True, exist_ok=True)
 
     per_run = tables.run_table(runs, target)
     per_method = tables.method_table(per_run)
@@ -61,7 +99,6 @@ def report(args) -> int:
 
     partial = int((per_run["status"] == "partial").sum())
     lines = [
-        "# lowcomm ablation report", "",
         f"{len(runs)} runs ({partial} partial), {per_method.shape[0]} method/scenario groups; "
         f"target loss {target:.4g} ({target_how}).", "",
         "Bytes are bytes sent per optimizer step per rank (mean over steps and ranks); the "
@@ -81,12 +118,9 @@ def report(args) -> int:
     if plots:
         lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots
                                      if p.suffix == ".png"] + [""]
-    summary = out / "summary.md"
-    summary.write_text("\n".join(lines), encoding="utf-8")
-    written.append(summary)
-    print(f"analysis: {len(runs)} runs ({partial} partial, {len(skipped)} skipped), "
-          f"target loss {target:.4g}; wrote {len(written)} files to {out}")
-    return 0
+    summary_line = (f"{len(runs)} runs ({partial} partial, {len(skipped)} skipped), "
+                    f"target loss {target:.4g}")
+    return lines, written, summary_line
 
 
 def main(argv=None) -> int:

@@ -185,8 +185,12 @@ def load_runs(inputs) -> tuple[list[Run], list[tuple[Path, str]]]:
 
     A skipped file is reported on stderr by name; it does not stop the others.
     """
+    from .plans import is_plan  # plan files sit beside logs; the report reads them apart
+
     runs, skipped = [], []
     for path in find_logs(inputs):
+        if is_plan(path):
+            continue
         try:
             run = read_run(path)
         except LogReadError as error:

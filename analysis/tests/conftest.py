@@ -121,6 +121,11 @@ def runs_dir(tmp_path_factory):
             output, _ = process.communicate()
         assert _rows(out / "log.h5") >= 12, output
 
+    # A byte budget from `lowcomm plan` beside the logs: the report tables it apart.
+    subprocess.run([lowcomm, "plan", "--model", "tiny", "--world-size", "2", "--hdf5",
+                    str(root / "plan.h5"), "--method", "dense:", "--method",
+                    "demo: strategy.name=demo"], env=env, check=True, capture_output=True)
+
     # A corrupt file: an HDF5 signature followed by garbage.
     (root / "broken").mkdir()
     (root / "broken" / "corrupt.h5").write_bytes(b"\x89HDF\r\n\x1a\n" + os.urandom(4096))

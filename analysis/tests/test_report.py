@@ -163,3 +163,23 @@ def test_nothing_readable_is_an_error(tmp_path):
                              "--out", str(tmp_path / "out")], cwd=REPO, capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 1 and "bad.h5" in result.stderr
+
+
+def test_plan_file_tabled_not_skipped(report, runs_dir, tmp_path):
+    out, result = report
+    planned = pd.read_csv(out / "planned.csv")
+    assert list(planned["method"]) == ["dense", "demo"]
+    assert (planned["world_size"] == 2).all() and (planned["model"] == "tiny").all()
+    # dense: every fp32 parameter once in the payload, 2(W-1)/W of it on the wire at W = 2.
+    dense = planned[planned["method"] == "dense"].iloc[0]
+    assert dense["payload_bytes"] == 4 * dense["parameters"] == dense["wire_sent_bytes"]
+    assert "plan.h5" not in result.stderr
+    assert "Planned budgets" in (out / "summary.md").read_text()
+    # A folder holding only a plan file still makes a report.
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "plan.h5").write_bytes((runs_dir / "plan.h5").read_bytes())
+    only = subprocess.run([sys.executable, "-m", "analysis", "report", str(alone), "--out",
+                           str(tmp_path / "out")], cwd=REPO, capture_output=True, text=True)
+    assert only.returncode == 0, only.stderr
+    assert "2 planned methods" in only.stdout

@@ -3,7 +3,7 @@
 //                compressor.dct_topk.topk=16" --method "adamw: compressor.none.value_type=bf16"
 // Each method is the base configuration (--config, --set) with the method's own settings; its
 // strategy's exchanges are priced for W ranks (plan/method_plan.hpp). A table goes to stdout
-// (Markdown), and optionally to CSV. No MPI: it runs anywhere, for any W.
+// (Markdown), and optionally to CSV and HDF5 (log/plan_file.hpp). No MPI: it runs anywhere, for any W.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "common/run_config.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/log/plan_file.hpp"
 #include "lowcomm/strategy/registry.hpp"
 #include "plan/method_plan.hpp"
 #include "plan/model_shapes.hpp"
@@ -32,6 +33,7 @@ struct PlanArguments {
   std::vector<std::string> methods;  // "LABEL: key=value key=value"
   std::string baseline;
   std::string csv;
+  std::string hdf5;
   bool list_models = false;
 };
 
@@ -120,22 +122,65 @@ void write_markdown(const std::vector<MethodPlan>& plans, const MethodPlan& base
   }
 }
 
-void write_csv(const std::vector<MethodPlan>& plans, const PlanArguments& arguments) {
-  const std::string partial = arguments.csv + ".partial";
+// The table in bytes and seconds, one entry per method: what --csv and --hdf5 write.
+PlanTable plan_table(const std::vector<MethodPlan>& plans, const PlanArguments& arguments) {
+  PlanTable table;
+  table.model = arguments.model;
+  table.parameters = plans.front().parameters;
+  table.world_size = plans.front().world_size;
+  const auto text = [&](std::string name, auto field) {
+    std::vector<std::string> values;
+    for (const MethodPlan& p : plans) values.push_back(p.*field);
+    table.text_columns.emplace_back(std::move(name), std::move(values));
+  };
+  const auto number = [&](std::string name, auto field) {
+    std::vector<double> values;
+    for (const MethodPlan& p : plans) values.push_back(static_cast<double>(p.*field));
+    table.number_columns.emplace_back(std::move(name), std::move(values));
+  };
+  text("method", &MethodPlan::label);
+  text("strategy", &MethodPlan::strategy);
+  text("transport", &MethodPlan::transport);
+  text("network", &MethodPlan::network);
+  number("syncs_per_step", &MethodPlan::syncs_per_step);
+  number("payload_bytes", &MethodPlan::payload_bytes);
+  number("wire_sent_bytes", &MethodPlan::wire_sent_bytes);
+  number("wire_received_bytes", &MethodPlan::wire_received_bytes);
+  number("distro_received_bytes", &MethodPlan::distro_received_bytes);
+  number("collectives", &MethodPlan::collectives);
+  number("comm_s", &MethodPlan::modelled_s);
+  return table;
+}
+
+std::string csv_field(const std::string& text) {
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+void write_csv(const PlanTable& table, const std::string& path) {
+  const std::string partial = path + ".partial";
   {
     std::ofstream out(partial);
-    out << "method,strategy,transport,model,parameters,world_size,network,syncs_per_step,payload_bytes,"
-           "wire_sent_bytes,wire_received_bytes,distro_received_bytes,collectives,comm_s\n";
-    for (const MethodPlan& p : plans) {
-      out << fmt::format("\"{}\",{},{},\"{}\",{},{},\"{}\",{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g}\n",
-                         p.label, p.strategy, p.transport, arguments.model, p.parameters, p.world_size, p.network,
-                         p.syncs_per_step, p.payload_bytes, p.wire_sent_bytes, p.wire_received_bytes,
-                         p.distro_received_bytes, p.collectives, p.modelled_s);
+    out << "model,parameters,world_size";
+    for (const auto& [name, values] : table.text_columns) out << ',' << name;
+    for (const auto& [name, values] : table.number_columns) out << ',' << name;
+    out << '\n';
+    const std::size_t rows = table.text_columns.front().second.size();
+    for (std::size_t r = 0; r < rows; ++r) {
+      out << csv_field(table.model) << ',' << table.parameters << ',' << table.world_size;
+      for (const auto& [name, values] : table.text_columns) out << ',' << csv_field(values[r]);
+      for (const auto& [name, values] : table.number_columns) out << ',' << fmt::format("{:.17g}", values[r]);
+      out << '\n';
     }
     out.flush();
-    if (!out) throw Error(fmt::format("could not write {}", partial));
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(partial, ignored);
+      throw Error(fmt::format("cannot write {}: check that its folder exists and the disk has space", partial));
+    }
   }
-  std::filesystem::rename(partial, arguments.csv);
+  std::filesystem::rename(partial, path);
 }
 
 void run(const PlanArguments& arguments) {
@@ -172,7 +217,9 @@ void run(const PlanArguments& arguments) {
     if (!baseline) throw ConfigError(fmt::format("--baseline {}: no method has that label", arguments.baseline));
   }
   write_markdown(plans, *baseline, arguments, tensors.size());
-  if (!arguments.csv.empty()) write_csv(plans, arguments);
+  const PlanTable table = plan_table(plans, arguments);
+  if (!arguments.csv.empty()) write_csv(table, arguments.csv);
+  if (!arguments.hdf5.empty()) write_plan_file(arguments.hdf5, table);
 }
 
 }  // namespace
@@ -194,6 +241,8 @@ void add_plan_command(CLI::App& app) {
   plan->add_option("--baseline", arguments.baseline, "the method the ratios divide (default: the first)")
       ->type_name("LABEL");
   plan->add_option("--csv", arguments.csv, "also write the table, in bytes, to this CSV file")->type_name("FILE");
+  plan->add_option("--hdf5", arguments.hdf5, "also write it as HDF5, which the analysis report reads")
+      ->type_name("FILE");
   plan->add_flag("--list-models", arguments.list_models, "list the model presets and exit");
   plan->footer("docs/plan.md: the accountings, and the published figures reproduced.");
   plan->callback([] { run(arguments); });
