@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <string_view>
 #include <vector>
 
 #include "lowcomm/comm/link_file.hpp"
@@ -96,6 +98,47 @@ void add_network_keys(ConfigSchema& schema) {
               .description = "a straggler: rank *'s compute counts this many times as long as measured on the "
                              "simulated clock (network.mode = simulate)",
               .min = 1e-6});
+  // Who takes part in a step's exchanges (comm/participation.hpp).
+  schema.add({.path = "cluster.dropout", .type = ValueType::Float, .default_value = 0.0,
+              .description = "each rank is absent from each step's exchanges with this probability (drawn from the "
+                             "seed): its contribution is missing, the others average without it",
+              .min = 0.0, .max = 1.0});
+  schema.add({.path = "cluster.rank.*.absent_steps", .type = ValueType::String,
+              .description = "scheduled outages of rank *: \"first-last[,first-last...]\" (steps, 0-based, inclusive)",
+              .optional = true});
+}
+
+Participation participation_from_config(const Config& config, int world_size, std::uint64_t seed) {
+  // A configuration made without the network's keys (a strategy test's) has everyone, always.
+  if (!config.has("cluster.dropout")) return {};
+  std::vector<Outage> outages;
+  for (const std::string& path : config.instances("cluster.rank.*.absent_steps")) {
+    const int rank = rank_of(path, "cluster.rank.", world_size);
+    const std::string& text = config.get_string(path);
+    const auto step_of = [&](std::string_view digits, std::string_view range) {
+      std::uint64_t step = 0;
+      const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), step);
+      if (digits.empty() || error != std::errc() || end != digits.data() + digits.size()) {
+        throw ConfigError(fmt::format("{} = \"{}\": \"{}\" is not a step range; write e.g. \"10-20,50-60\"", path,
+                                      text, range));
+      }
+      return step;
+    };
+    std::size_t begin = 0;
+    while (begin <= text.size()) {
+      const std::size_t end = std::min(text.find(',', begin), text.size());
+      const std::string_view range = std::string_view(text).substr(begin, end - begin);
+      const std::size_t dash = range.find('-');
+      const std::uint64_t first = step_of(range.substr(0, dash), range);
+      const std::uint64_t last = dash == std::string_view::npos ? first : step_of(range.substr(dash + 1), range);
+      if (first > last) {
+        throw ConfigError(fmt::format("{} = \"{}\": the range {} ends before it starts", path, text, range));
+      }
+      outages.push_back({rank, first, last});
+      begin = end + 1;
+    }
+  }
+  return Participation(world_size, config.get_double("cluster.dropout"), std::move(outages), seed);
 }
 
 CommunicatorOptions communicator_options_from_config(const Config& config, int world_size) {

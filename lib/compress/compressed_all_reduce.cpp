@@ -63,9 +63,9 @@ std::vector<CompressionUnit> compression_units(std::span<const TensorInfo> tenso
 CompressedAllReduce::CompressedAllReduce(Communicator& comm, std::unique_ptr<Compressor> compressor,
                                          std::vector<TensorInfo> tensors, Granularity granularity,
                                          std::uint64_t bucket_bytes, std::uint64_t shared_seed,
-                                         ExecutionContext execution)
+                                         ExecutionContext execution, Participation participation)
     : comm_(comm), compressor_(std::move(compressor)), tensors_(std::move(tensors)), shared_seed_(shared_seed),
-      execution_(execution) {
+      execution_(execution), participation_(std::move(participation)) {
   if (!compressor_) throw Error("CompressedAllReduce needs a compressor");
   if (!compressor_->supports(granularity)) {
     throw ConfigError(fmt::format("this compressor does not support granularity '{}'", to_string(granularity)));
@@ -75,9 +75,12 @@ CompressedAllReduce::CompressedAllReduce(Communicator& comm, std::unique_ptr<Com
 }
 
 UnitContext CompressedAllReduce::context(const Unit& unit, std::uint64_t step) const {
+  const int participants =
+      present_.empty() ? 0 : static_cast<int>(std::ranges::count(present_, true));
   return {.step = step, .unit_id = unit.id, .name = unit.name, .shape = unit.shape,
-          .rank = comm_.rank(), .world_size = comm_.size(), .shared_seed = shared_seed_,
-          .execution = execution_};
+          .rank = comm_.rank(), .world_size = comm_.size(), .participants = participants,
+          .present = present_.empty() || present_[static_cast<std::size_t>(comm_.rank())],
+          .shared_seed = shared_seed_, .execution = execution_};
 }
 
 // A round's collectives, started by begin_exchange and completed by end_exchange, with what
@@ -145,7 +148,9 @@ void CompressedAllReduce::check_message(Flight& flight, std::size_t u, int round
     throw Error(fmt::format("compressor declared {} payload bytes for unit '{}' round {} but sent {}", *expected,
                             units_[u].name, round, message.wire_bytes()));
   }
-  flight.report.payload_bytes += message.wire_bytes();
+  if (present_.empty() || present_[static_cast<std::size_t>(comm_.rank())]) {
+    flight.report.payload_bytes += message.wire_bytes();  // an absent rank's message is not sent
+  }
 }
 
 SyncReport CompressedAllReduce::run(std::uint64_t step, std::span<const std::span<const float>> gradients,
@@ -163,6 +168,7 @@ SyncReport CompressedAllReduce::begin(std::uint64_t step, std::span<const std::s
   if (flight_) throw Error(fmt::format("CompressedAllReduce: step {} started while step {} is in flight", step,
                                        flight_->step));
   check_shapes(gradients);
+  present_ = participation_.present(step);
   auto flight = std::make_unique<Flight>();
   flight->step = step;
   flight->before = comm_.totals();
@@ -248,6 +254,7 @@ CompressedAllReduce::RoundExchange CompressedAllReduce::begin_exchange(const std
                                                                   int round, std::uint64_t step, bool overlap) {
   RoundExchange exchange;
   std::vector<float>& summed = summed_;
+  const bool absent = !present_.empty() && !present_[static_cast<std::size_t>(comm_.rank())];
 
   // Every Sum message of the round travelling as the same value type: one all-reduce of their
   // concatenation (fp32 first, then fp16, then bf16, each range its own collective).
@@ -261,7 +268,11 @@ CompressedAllReduce::RoundExchange CompressedAllReduce::begin_exchange(const std
       const std::span<const float> values = messages[u]->sum_values();
       exchange.summing[u] = true;
       exchange.sum_ranges[u] = {summed.size(), values.size()};
-      summed.insert(summed.end(), values.begin(), values.end());
+      if (absent) {
+        summed.insert(summed.end(), values.size(), 0.0f);  // the rank's share of the sum is missing
+      } else {
+        summed.insert(summed.end(), values.begin(), values.end());
+      }
     }
     if (summed.size() > begin && wire != kernels::ValueType::F32) {
       exchange.sixteen_bit.push_back({wire, begin, summed.size() - begin});
@@ -291,7 +302,9 @@ CompressedAllReduce::RoundExchange CompressedAllReduce::begin_exchange(const std
   }
 
   // Every GatherBytes message of the round: one all-gather. Fixed-size payloads (declared by the
-  // compressor, identical on every rank) need no size table.
+  // compressor, identical on every rank) need no size table; an absent rank sends empty payloads,
+  // so a step with one has sizes that vary.
+  exchange.fixed_sizes = present_.empty();
   for (std::size_t u = 0; u < messages.size(); ++u) {
     if (!messages[u] || messages[u]->exchange != Exchange::GatherBytes) continue;
     exchange.gathering.push_back(u);
@@ -300,7 +313,7 @@ CompressedAllReduce::RoundExchange CompressedAllReduce::begin_exchange(const std
   if (exchange.gathering.empty()) return exchange;
   std::vector<std::span<const std::byte>> payloads;
   for (std::size_t u : exchange.gathering) {
-    payloads.emplace_back(messages[u]->bytes);
+    payloads.emplace_back(absent ? std::span<const std::byte>() : std::span<const std::byte>(messages[u]->bytes));
     exchange.sizes.push_back(messages[u]->bytes.size());
   }
   exchange.mine = compress_detail::frame_payloads(payloads, !exchange.fixed_sizes);
@@ -343,7 +356,15 @@ void CompressedAllReduce::end_exchange(RoundExchange& exchange, std::vector<Rece
       gathered_, exchange.counts, exchange.gathering.size(),
       exchange.fixed_sizes ? std::optional(std::span<const std::size_t>(exchange.sizes)) : std::nullopt);
   for (std::size_t g = 0; g < exchange.gathering.size(); ++g) {
-    received[exchange.gathering[g]].gathered = std::move(split[g]);
+    std::vector<std::span<const std::byte>>& from = split[g];
+    if (!present_.empty()) {  // only the ranks present: an absent rank's empty payload is no message
+      std::size_t kept = 0;
+      for (std::size_t w = 0; w < from.size(); ++w) {
+        if (present_[w]) from[kept++] = from[w];
+      }
+      from.resize(kept);
+    }
+    received[exchange.gathering[g]].gathered = std::move(from);
   }
 }
 

@@ -53,6 +53,10 @@ std::optional<Message> ErrorFeedback::decode(const UnitContext& unit, int round,
   std::optional<Message> next = inner_->decode(unit, round, received, corrected.inner, aggregate);
   if (next) return next;
   std::vector<float>& residual = residuals_.at(unit.unit_id);
+  if (!unit.present) {  // this step's exchange carried nothing of this rank: keep all of it
+    residual.swap(corrected.values);
+    return std::nullopt;
+  }
   if (inner_->transmitted_entries(unit, corrected.values, corrected.inner, corrected.transmitted)) {
     // residual ← corrected − transmitted where transmitted is not +0, and corrected elsewhere
     // (x − (+0) is x, bit for bit): the buffers swap, so the residual's old storage becomes next

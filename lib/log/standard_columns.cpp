@@ -35,6 +35,9 @@ LogSchema training_log_schema(int world_size) {
                           "bytes each rank sent during the step"),
           per_rank_column("bytes_received", Int64, world_size, "bytes",
                           "bytes each rank received during the step"),
+          per_rank_column("present", Int64, world_size, "1",
+                          "1 where the rank took part in the step's exchanges, 0 where it dropped out "
+                          "(cluster.dropout, cluster.rank.*.absent_steps)"),
           {"compute_s", Float64, 1, "s", "forward and backward time"},
           {"compress_s", Float64, 1, "s", "time spent compressing and decompressing"},
           {"comm_measured_s", Float64, 1, "s", "communication time measured on this machine"},

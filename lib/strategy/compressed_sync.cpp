@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/error.hpp"
 
@@ -24,7 +25,8 @@ std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& s
   return std::make_unique<CompressedAllReduce>(
       setup.comm, std::move(planned.compressor),
       std::vector<TensorInfo>(first, first + static_cast<std::ptrdiff_t>(planned.count)), planned.granularity,
-      planned.bucket_bytes, setup.seed, setup.execution);
+      planned.bucket_bytes, setup.seed, setup.execution,
+      participation_from_config(setup.config, setup.comm.size(), setup.seed));
 }
 
 PlannedSync planned_sync(const Config& config, std::size_t tensors) {

@@ -12,6 +12,8 @@
 #include <memory>
 
 #include "lowcomm/comm/communicator.hpp"
+#include "lowcomm/comm/network_config.hpp"
+#include "lowcomm/comm/participation.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/blocks.hpp"
 #include "lowcomm/optim/registry.hpp"
@@ -127,14 +129,19 @@ TEST(Diloco, AlphaZeroKeepsTheLocalParametersAndAlphaOneTakesTheGlobalOnes) {
 
 // The pseudo-gradient's exchange through a lossy compressor: top-k of each tensor with error
 // feedback (REFERENCE.md §2), k entries by largest |Δ + e| (ties: lower index), e keeps the rest,
-// the mean over ranks of what was sent. k = 0: the exact mean.
+// the mean over ranks of what was sent. k = 0: the exact mean. Peers that drop out: an absent
+// rank sends nothing (its e keeps all of Δ + e) and the mean is over the ranks present.
 struct TopkExchange {
   std::size_t k = 0;
   std::vector<std::vector<double>> residual;  // per rank, over the whole model
 
   // deltas[r][i - begin]: rank r's Δ over [begin, end); returns the exchanged mean.
-  std::vector<double> mean(std::vector<std::vector<double>> deltas, std::size_t begin, std::size_t end) {
+  std::vector<double> mean(std::vector<std::vector<double>> deltas, std::size_t begin, std::size_t end,
+                           const std::vector<bool>& present = {}) {
     const std::size_t w = deltas.size();
+    const auto here = [&](std::size_t r) { return present.empty() || present[r]; };
+    std::size_t participants = 0;
+    for (std::size_t r = 0; r < w; ++r) participants += here(r) ? 1 : 0;
     std::vector<double> sum(end - begin, 0.0);
     if (residual.empty()) residual.assign(w, std::vector<double>(model_size(), 0.0));
     std::size_t offset = 0;
@@ -152,7 +159,7 @@ struct TopkExchange {
         for (std::size_t i = 0; i < n; ++i) order[i] = i;
         std::stable_sort(order.begin(), order.end(),
                          [&](std::size_t a, std::size_t b) { return std::abs(corrected[a]) > std::abs(corrected[b]); });
-        const std::size_t kept = k == 0 ? n : std::min(k, n);
+        const std::size_t kept = !here(r) ? 0 : k == 0 ? n : std::min(k, n);
         for (std::size_t j = 0; j < n; ++j) {
           const std::size_t i = order[j];
           const bool sent = j < kept;
@@ -161,7 +168,7 @@ struct TopkExchange {
         }
       }
     }
-    for (double& v : sum) v /= static_cast<double>(w);
+    for (double& v : sum) v /= static_cast<double>(participants);
     return sum;
   }
 };
@@ -169,7 +176,9 @@ struct TopkExchange {
 // REFERENCE.md §4 written out for all ranks in one process, in double: streaming fragments,
 // τ-step overlap, α mix, Nesterov outer momentum, inner SGD; the exchange exact or top-k + EF.
 std::vector<float> simulate_streaming_diloco(int w, int steps, int h, int overlap, double alpha,
-                                             double outer_lr, double mu, std::size_t topk = 0) {
+                                             double outer_lr, double mu, std::size_t topk = 0,
+                                             double dropout = 0.0) {
+  const Participation who(w, dropout, {}, 42);  // the run's draws (seed 42); their effect is simulated here
   TopkExchange exchange{.k = topk, .residual = {}};
   const std::size_t n = model_size();
   // Fragments as lowcomm cuts kModel into two of about equal size: "weight" (96 values), the rest.
@@ -194,7 +203,8 @@ std::vector<float> simulate_streaming_diloco(int w, int steps, int h, int overla
         for (int r = 0; r < w; ++r) {
           for (std::size_t i = begin; i < end; ++i) deltas[static_cast<std::size_t>(r)][i - begin] = anchor[i] - x[r][i];
         }
-        const std::vector<double> mean = exchange.mean(deltas, begin, end);  // of (old − new) over ranks
+        // The mean of (old − new) over the ranks present.
+        const std::vector<double> mean = exchange.mean(deltas, begin, end, who.present(static_cast<std::uint64_t>(s)));
         for (std::size_t i = begin; i < end; ++i) {
           const double delta = mean[i - begin];
           b[i] = mu * b[i] + delta;
@@ -243,6 +253,66 @@ TEST(Diloco, StreamingThroughTopkWithErrorFeedbackMatchesAnIndependentSimulation
   double moved = 0;  // the compressor changes the trajectory far beyond the tolerance
   for (std::size_t i = 0; i < exact.size(); ++i) moved = std::max(moved, std::abs(double(run.params[i]) - exact[i]));
   EXPECT_GT(moved, 1e-2);
+}
+
+// Peers that drop out (cluster.dropout): each sync averages the pseudo-gradients of the ranks
+// present, and an absent rank's error feedback keeps all it did not send.
+Config with_network_keys(const std::vector<std::string>& overrides) {
+  ConfigSchema schema;
+  add_strategy_keys(schema, "sgd");
+  add_network_keys(schema);
+  return Config::defaults(schema, overrides);
+}
+
+TEST(Dropout, StreamingDilocoAveragesOverThePresentRanksAsAnIndependentSimulation) {
+  if (world_size() < 2) GTEST_SKIP() << "dropout needs two ranks";
+  const std::vector<std::string> base = {"strategy.name=diloco", "optimizer.name=sgd",
+                                         "strategy.diloco.inner_steps=2", "strategy.diloco.fragments=2",
+                                         "strategy.diloco.outer_lr=0.7", "strategy.diloco.outer_momentum=0.9",
+                                         "cluster.dropout=0.4"};
+  const TrainedRun exact = train(with_network_keys(base), 0, 12, initial_params());
+  expect_close(exact.params, simulate_streaming_diloco(world_size(), 12, 2, 0, 1.0, 0.7, 0.9, 0, 0.4), 2e-5);
+  std::vector<std::string> lossy = base;
+  for (const char* s : {"compressor.name=topk", "compressor.topk.k=5", "compressor.topk.error_feedback=true"}) {
+    lossy.emplace_back(s);
+  }
+  const TrainedRun topk = train(with_network_keys(lossy), 0, 12, initial_params());
+  expect_close(topk.params, simulate_streaming_diloco(world_size(), 12, 2, 0, 1.0, 0.7, 0.9, 5, 0.4), 2e-5);
+  // The draws left someone out on some sync, so dropout changed the result.
+  const std::vector<float> everyone = simulate_streaming_diloco(world_size(), 12, 2, 0, 1.0, 0.7, 0.9);
+  double moved = 0;
+  for (std::size_t i = 0; i < everyone.size(); ++i) moved = std::max(moved, std::abs(double(exact.params[i]) - everyone[i]));
+  EXPECT_GT(moved, 1e-3);
+}
+
+TEST(Dropout, DataParallelAppliesTheMeanOfThePresentRanksOnEveryReplica) {
+  if (world_size() < 2) GTEST_SKIP() << "dropout needs two ranks";
+  // Rank 1 is away for steps 1-3, and every other rank for step 4 and step 5 (rank 4 mod W stays).
+  std::vector<std::string> settings = {"strategy.name=data_parallel", "optimizer.name=sgd", "compressor.name=none"};
+  for (int r = 0; r < world_size(); ++r) {
+    settings.push_back("cluster.rank." + std::to_string(r) + ".absent_steps=" + (r == 1 ? "1-3,4-5" : "4-5"));
+  }
+  const TrainedRun run = train(with_network_keys(settings), 0, 6, initial_params());
+  const Participation who = participation_from_config(with_network_keys(settings), world_size(), 42);
+  const std::vector<float> x0 = initial_params();
+  std::vector<double> x(x0.begin(), x0.end());
+  for (std::uint64_t s = 0; s < 6; ++s) {
+    const std::vector<bool> present = who.present(s);
+    std::vector<double> mean(x.size(), 0.0);
+    int participants = 0;
+    for (int r = 0; r < world_size(); ++r) {
+      if (!present.empty() && !present[static_cast<std::size_t>(r)]) continue;
+      ++participants;
+      const std::vector<float> xf(x.begin(), x.end());
+      const std::vector<float> g = gradient(r, s, xf);
+      for (std::size_t i = 0; i < x.size(); ++i) mean[i] += g[i];
+    }
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] -= lr_at(s) * mean[i] / participants;
+  }
+  expect_close(run.params, std::vector<float>(x.begin(), x.end()), 1e-5);
+  EXPECT_EQ(from_rank_zero(run.params), run.params);
+  // An absent rank sends nothing it is charged for beyond the ring's relaying: its payload is 0.
+  EXPECT_EQ(run.reports[2].sync.payload_bytes, world_rank() == 1 ? 0u : 4u * model_size());
 }
 
 TEST(Diloco, RejectsInconsistentStreamingOptions) {

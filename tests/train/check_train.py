@@ -408,6 +408,27 @@ def stragglers():
           f"without; compute {slow['compute_s'].sum():.3f} / {even['compute_s'].sum():.3f} s")
 
 
+def dropout():
+    """Peers that drop out, end to end with DeMo (a gathering exchange): the log's `present` column
+    shows the scheduled outage, the absent rank sends only its frame's size table on those steps,
+    and with cluster.dropout = 0.5 some rank is absent on some step but never all on one."""
+    out = os.path.join(WORK, "dropout-outage")
+    train(out, "--force", "--set", "train.steps=6", "--set", "train.eval_every=0", "--set", "strategy.name=demo",
+          "--set", 'cluster.rank.1.absent_steps="2-3"')
+    with h5py.File(os.path.join(out, "log.h5"), "r") as f:
+        present, sent = f["steps/present"][:], f["steps/bytes_sent"][:]
+        loss = f["steps/loss"][:]
+    assert present.tolist() == [[1, 1], [1, 1], [1, 0], [1, 0], [1, 1], [1, 1]], present.tolist()
+    assert (sent[2:4, 1] < sent[0, 1] / 10).all() and (sent[2:4, 0] > 0).all(), sent.tolist()
+    assert np.isfinite(loss).all(), loss
+    out = os.path.join(WORK, "dropout-random")
+    train(out, "--force", "--set", "train.steps=8", "--set", "train.eval_every=0", "--set", "cluster.dropout=0.5")
+    with h5py.File(os.path.join(out, "log.h5"), "r") as f:
+        present = f["steps/present"][:]
+    assert (present.sum(axis=1) >= 1).all() and (present == 0).any(), present.tolist()
+    print(f"dropout: outage logged {present.tolist()}; absent rank sent {sent[2:4, 1].tolist()} bytes")
+
+
 def backends(strategy):
     run = ["--force", "--set", "train.steps=4", "--set", "train.eval_every=0", *STRATEGY[strategy]]
     losses = {}
@@ -423,6 +444,6 @@ def backends(strategy):
     print(f"{strategy}: reference and cpu backends agree on every loss {losses['cpu']}; cuda refused")
 
 
-{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline, "micro_batches": micro_batches, "disk_full": disk_full, "stragglers": stragglers,
+{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline, "micro_batches": micro_batches, "disk_full": disk_full, "stragglers": stragglers, "dropout": dropout,
  "crash_commit": crash_commit, "go_back": go_back, "exclusive": exclusive,
  "checksums": checksums, "backends": lambda: backends(ARGS[0])}[MODE]()

@@ -101,6 +101,7 @@ class Trainer {
       const ExecutionContext execution = execution_context_from_config(config);
       model_ = std::make_unique<gpt::GptModel>(shape, seed, execution);
       comm_.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
+      participation_ = participation_from_config(config, mpi.size(), seed);
       // An exchange in flight (DeMo's stale step, streaming DiLoCo, DDP's buckets) moves during
       // the passes; a strategy that overlaps hears of each finished gradient of the last
       // micro-batch (the earlier ones are not final).
@@ -377,11 +378,15 @@ class Trainer {
         sent.push_back(r.sent);
         received.push_back(r.received);
       }
+      std::vector<bool> drawn = participation_.present(static_cast<std::uint64_t>(step));
+      std::vector<std::int64_t> present(all.size(), 1);
+      for (std::size_t r = 0; r < drawn.size(); ++r) present[r] = drawn[r] ? 1 : 0;
       RowValues row = log_->row("steps");
       row.set("step", step).set("loss", mean_loss).set("lr", lr)
           .set("tokens", static_cast<std::int64_t>(rank_tokens) * mpi_.size())
           .set("bytes_sent", std::span<const std::int64_t>(sent))
           .set("bytes_received", std::span<const std::int64_t>(received))
+          .set("present", std::span<const std::int64_t>(present))
           .set("compute_s", compute).set("compress_s", codec).set("comm_measured_s", measured)
           .set("comm_modelled_s", modelled).set("comm_exposed_s", exposed).set("comm_hidden_s", hidden)
           .set("simulated_s", comm_->simulated_seconds()).set("grad_norm", norm);
@@ -496,6 +501,7 @@ class Trainer {
   std::optional<TrainingData> data_;
   std::unique_ptr<gpt::GptModel> model_;
   std::optional<Communicator> comm_;
+  Participation participation_;  // who takes part in each step: the log's `present` column
   std::unique_ptr<Strategy> strategy_;
   std::optional<LrSchedule> schedule_;
   std::optional<RunLog> log_;

@@ -9,9 +9,12 @@
 //   network.all_gather_algorithm     ring | recursive_doubling | bruck
 //   network.links                    a CSV file of per-pair links (link_file.hpp)
 //   cluster.rank.<r>.compute_scale   a straggler: rank r's compute counts this many times
+//   cluster.dropout                  each rank absent from each step's exchanges with this probability
+//   cluster.rank.<r>.absent_steps    scheduled outages of rank r ("10-20,50-60")
 #include <string>
 
 #include "lowcomm/comm/communicator.hpp"
+#include "lowcomm/comm/participation.hpp"
 #include "lowcomm/config/config.hpp"
 
 namespace lowcomm {
@@ -21,6 +24,10 @@ void add_network_keys(ConfigSchema& schema);
 // Throws ConfigError (naming the key) for a per-rank link of a rank the job does not have, or a
 // recursive-doubling all-gather on a world size that is no power of two.
 CommunicatorOptions communicator_options_from_config(const Config& config, int world_size);
+
+// Who takes part in each step (cluster.dropout, cluster.rank.*.absent_steps), drawn from `seed`.
+// Throws ConfigError naming the key for a malformed range or a rank the job does not have.
+Participation participation_from_config(const Config& config, int world_size, std::uint64_t seed);
 
 // One line for logs and tables: "consumer (30 ms, 10/100 Mbps up/down), mode simulate".
 std::string describe_network(const Config& config);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lowcomm/comm/communicator.hpp"
+#include "lowcomm/comm/participation.hpp"
 #include "lowcomm/compress/compressor.hpp"
 
 namespace lowcomm {
@@ -47,11 +48,14 @@ std::vector<CompressionUnit> compression_units(std::span<const TensorInfo> tenso
 class CompressedAllReduce {
  public:
   // bucket_bytes is the fusion cap for Granularity::Bucket (a tensor larger than it is a bucket
-  // of its own); `execution` reaches the compressor in every UnitContext. Throws ConfigError when
-  // the compressor does not support the granularity.
+  // of its own); `execution` reaches the compressor in every UnitContext. `participation` says
+  // which ranks take part in each step (default: all): an absent rank's messages travel as zeros
+  // (sums) or nothing (gathers), and every rank's aggregate is the mean over the ranks present.
+  // Throws ConfigError when the compressor does not support the granularity.
   CompressedAllReduce(Communicator& comm, std::unique_ptr<Compressor> compressor,
                       std::vector<TensorInfo> tensors, Granularity granularity,
-                      std::uint64_t bucket_bytes, std::uint64_t shared_seed, ExecutionContext execution);
+                      std::uint64_t bucket_bytes, std::uint64_t shared_seed, ExecutionContext execution,
+                      Participation participation = {});
 
   // gradients[i] and aggregates[i] belong to tensors[i]; aggregates receive the mean over ranks
   // as the compressor reconstructs it. Collective: every rank calls it with the same step.
@@ -103,6 +107,8 @@ class CompressedAllReduce {
   std::vector<std::uint16_t> summed_16bit_;  // fp16/bf16 sums on the wire
   std::uint64_t shared_seed_;
   ExecutionContext execution_;
+  Participation participation_;
+  std::vector<bool> present_;  // who takes part in the step in flight (or the last one); empty: all
   std::unique_ptr<Flight> flight_;  // set between start() and finish()
 };
 

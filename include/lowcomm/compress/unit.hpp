@@ -21,9 +21,16 @@ struct UnitContext {
   std::span<const std::int64_t> shape;   // the tensor's shape; buckets and global are 1-D
   int rank = 0;
   int world_size = 1;
+  // Peers that drop out (comm/participation.hpp): the ranks whose messages this step's exchange
+  // carries (0: all world_size of them), and whether this rank is one. An absent rank still
+  // encodes and decodes (it receives the result), but the library sends nothing of its messages:
+  // `received` holds only the present ranks' payloads and sums, and the mean is over them.
+  int participants = 0;
+  bool present = true;
   std::uint64_t shared_seed = 0;         // the run's seed, the same on every rank
   ExecutionContext execution;            // where the compressor's kernels compute
   std::int64_t numel() const;
+  int contributors() const { return participants > 0 ? participants : world_size; }  // the mean's divisor
 };
 
 }  // namespace lowcomm

@@ -32,7 +32,7 @@ class NoCompression final : public Compressor {
       throw Error(fmt::format("none: unit '{}' received {} values, expected {}", unit.name, received.sum.size(),
                               aggregate.size()));
     }
-    const float ranks = static_cast<float>(unit.world_size);
+    const float ranks = static_cast<float>(unit.contributors());
     std::transform(received.sum.begin(), received.sum.end(), aggregate.begin(),
                    [ranks](float sum) { return sum / ranks; });
     return std::nullopt;

@@ -62,7 +62,7 @@ class PowerSgd final : public Compressor {
   std::optional<Message> decode(const UnitContext& unit, int round, const Received& received,
                                 UnitScratch& scratch, std::span<float> aggregate) override {
     const Shape s = shape_of(unit);
-    const float ranks = static_cast<float>(unit.world_size);
+    const float ranks = static_cast<float>(unit.contributors());
     if (s.dense()) {
       check_size(unit, received.sum.size(), aggregate.size());
       for (std::size_t i = 0; i < aggregate.size(); ++i) aggregate[i] = received.sum[i] / ranks;

@@ -49,11 +49,11 @@ class Quantize final : public Compressor {
     // a zeroed aggregate and dividing after, without those two passes.
     std::vector<float>& values = scratch.get<Buffers>().decoded;
     values.resize(aggregate.size());
-    const float ranks = static_cast<float>(unit.world_size);
+    const float ranks = static_cast<float>(unit.contributors());
     const std::size_t world = received.gathered.size();
-    if (world == 0 || world != static_cast<std::size_t>(unit.world_size)) {
+    if (world == 0 || world != static_cast<std::size_t>(unit.contributors())) {
       throw Error(fmt::format("quantize: unit '{}' received {} payloads from {} ranks", unit.name, world,
-                              unit.world_size));
+                              unit.contributors()));
     }
     dequantize(unit, received.gathered[0], aggregate, 0);
     if (world == 1) {

@@ -35,7 +35,7 @@ class RandomK final : public Compressor {
                               received.sum.size(), chosen.size()));
     }
     std::fill(aggregate.begin(), aggregate.end(), 0.0f);
-    const float ranks = static_cast<float>(unit.world_size);
+    const float ranks = static_cast<float>(unit.contributors());
     for (std::size_t i = 0; i < chosen.size(); ++i) {
       aggregate[static_cast<std::size_t>(chosen[i])] = received.sum[i] / ranks;
     }

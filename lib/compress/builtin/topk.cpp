@@ -61,7 +61,7 @@ class TopK final : public Compressor {
       kernels::decode_values(payload.subspan(index_bytes), value_type_, values);
       kernels::scatter_add(unit.execution.backend, indices, values, aggregate);
     }
-    const float ranks = static_cast<float>(unit.world_size);
+    const float ranks = static_cast<float>(unit.contributors());
     for (float& x : aggregate) x /= ranks;
     return std::nullopt;
   }

@@ -1,0 +1,87 @@
+"""Modelled against measured collective times on shaped links (scripts/shaped-links.sh).
+
+    /usr/bin/python3 scripts/shaped_links_report.py OUT [--check TOLERANCE]
+
+Reads OUT/w<W>-<rate>mbit.h5 (bench collectives logs), writes OUT/shaped-links.md (one row per
+collective, W, rate and size: measured and modelled seconds, their ratio, and whether the size is
+bandwidth-bound, i.e. the model's bandwidth term is at least 90 % of its time) and
+OUT/shaped-links.png. With --check, exits 1 when a bandwidth-bound row's modelled time is off the
+measured one by more than TOLERANCE (a fraction, e.g. 0.10).
+"""
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+LATENCY_S = 0.05e-3  # the latency shaped-links.sh gives the model (no delay can be added here)
+
+
+def rows(out: Path):
+    for log in sorted(out.glob("w*-*mbit.h5")):
+        match = re.fullmatch(r"w(\d+)-(\d+)mbit", log.stem)
+        if not match:
+            continue
+        world, rate = int(match[1]), int(match[2])
+        with h5py.File(log, "r", libver="latest", swmr=True) as f:
+            for collective in ("all_reduce", "all_gather"):
+                g = f[collective]
+                for size, measured, modelled in zip(g["bytes"][:], g["time_s"][:], g["modelled_s"][:]):
+                    # Latency share of the model: rounds x latency (ring: 2(W-1) or W-1 rounds).
+                    rounds = 2 * (world - 1) if collective == "all_reduce" else world - 1
+                    bandwidth_bound = modelled > 0 and rounds * LATENCY_S <= 0.1 * modelled
+                    yield dict(collective=collective, world=world, rate=rate, size=int(size),
+                               measured=float(measured), modelled=float(modelled),
+                               bandwidth_bound=bandwidth_bound)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--check", type=float, default=None, metavar="TOLERANCE")
+    args = parser.parse_args()
+    table = list(rows(args.out))
+    if not table:
+        print(f"shaped_links_report: no w<W>-<rate>mbit.h5 logs in {args.out}", file=sys.stderr)
+        return 1
+    lines = ["| collective | W | Mbit/s | size (B) | measured (s) | modelled (s) | modelled / measured | bandwidth-bound |",
+             "|---|---|---|---|---|---|---|---|"]
+    worst = 0.0
+    for r in table:
+        ratio = r["modelled"] / r["measured"]
+        if r["bandwidth_bound"]:
+            worst = max(worst, abs(ratio - 1))
+        lines.append(f"| {r['collective']} | {r['world']} | {r['rate']} | {r['size']} | {r['measured']:.4g} | "
+                     f"{r['modelled']:.4g} | {ratio:.3f} | {'yes' if r['bandwidth_bound'] else 'no'} |")
+    (args.out / "shaped-links.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+    print(f"\nworst |modelled/measured - 1| over bandwidth-bound rows: {worst:.3f}")
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6, 5))
+    for collective, marker in (("all_reduce", "o"), ("all_gather", "s")):
+        picked = [r for r in table if r["collective"] == collective]
+        ax.scatter([r["measured"] for r in picked], [r["modelled"] for r in picked], marker=marker,
+                   c=[np.log10(r["rate"]) for r in picked], cmap="viridis", label=collective)
+    low = min(min(r["measured"], r["modelled"]) for r in table)
+    high = max(max(r["measured"], r["modelled"]) for r in table)
+    ax.plot([low, high], [low, high], "k--", lw=0.8, label="modelled = measured")
+    ax.set(xscale="log", yscale="log", xlabel="measured (s)", ylabel="modelled (s)",
+           title="Collectives on tbf-shaped veth links (colour: log10 Mbit/s)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(args.out / "shaped-links.png", dpi=120)
+    if args.check is not None and worst > args.check:
+        print(f"shaped_links_report: a bandwidth-bound row is {worst:.1%} off (tolerance {args.check:.0%})",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
