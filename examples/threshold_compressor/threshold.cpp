@@ -55,7 +55,7 @@ class Threshold final : public Compressor {
         aggregate[entry.index] += entry.value;
       }
     }
-    for (float& x : aggregate) x /= static_cast<float>(unit.world_size);
+    for (float& x : aggregate) x /= static_cast<float>(unit.contributors());
     return std::nullopt;  // done after one round
   }
 
