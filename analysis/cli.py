@@ -47,8 +47,10 @@ def _plan_section(plans, out: Path) -> tuple[list[str], list[Path]]:
 
 
 def report(args) -> int:
-    runs, skipped = load_runs(args.inputs)
-    plans = load_plans(find_logs(args.inputs))
+    paths = find_logs(args.inputs)  # once: a missing input is reported once
+    runs, skipped = load_runs(paths)
+    plans, plan_skipped = load_plans(paths)
+    skipped += plan_skipped
     if not runs and plans.empty:
         print("analysis: no readable run logs or plan files found", file=sys.stderr)
         return 1

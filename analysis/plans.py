@@ -39,10 +39,27 @@ def read_plan(path: Path) -> pd.DataFrame:
     return frame
 
 
-def load_plans(paths) -> pd.DataFrame:
-    """Every plan file among `paths`, concatenated (empty when there is none)."""
-    frames = [read_plan(p) for p in paths if is_plan(p)]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+_COLUMNS = ("method", "strategy", "transport", "network", "syncs_per_step", "payload_bytes",
+            "wire_sent_bytes", "wire_received_bytes", "distro_received_bytes", "comm_s")
+
+
+def load_plans(paths) -> tuple[pd.DataFrame, list[tuple[Path, str]]]:
+    """Every readable plan file among `paths`, concatenated (empty when there is none), and the
+    (path, reason) of plan files that could not be read (named on stderr, as logs are)."""
+    frames, skipped = [], []
+    for path in paths:
+        if not is_plan(path):
+            continue
+        try:
+            frame = read_plan(path)
+            missing = [c for c in _COLUMNS if c not in frame]
+            if missing:
+                raise KeyError(f"no column {', '.join(missing)}")
+            frames.append(frame)
+        except Exception as error:  # noqa: BLE001 - a damaged or foreign plan file: skip it
+            print(f"analysis: skipping {path}: unreadable plan file ({error})", file=sys.stderr)
+            skipped.append((path, f"unreadable plan file ({error})"))
+    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), skipped
 
 
 def plan_display(plans: pd.DataFrame) -> pd.DataFrame:

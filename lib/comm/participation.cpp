@@ -38,6 +38,7 @@ std::vector<bool> Participation::present(std::uint64_t step) const {
   for (const Outage& o : outages_) {
     if (step >= o.first && step <= o.last) present[static_cast<std::size_t>(o.rank)] = false;
   }
+  if (std::ranges::all_of(present, [](bool p) { return p; })) return {};  // a step like any other
   if (std::ranges::none_of(present, [](bool p) { return p; })) {
     present[static_cast<std::size_t>(step % static_cast<std::uint64_t>(world_size_))] = true;
   }

@@ -70,15 +70,17 @@ CompressedAllReduce::CompressedAllReduce(Communicator& comm, std::unique_ptr<Com
   if (!compressor_->supports(granularity)) {
     throw ConfigError(fmt::format("this compressor does not support granularity '{}'", to_string(granularity)));
   }
+  if (!participation_.always_everyone() && participation_.world_size() != comm_.size()) {
+    throw Error(fmt::format("CompressedAllReduce: a participation model of {} ranks on a communicator of {}",
+                            participation_.world_size(), comm_.size()));
+  }
   units_ = compression_units(tensors_, granularity, bucket_bytes);
   scratch_.resize(units_.size());
 }
 
 UnitContext CompressedAllReduce::context(const Unit& unit, std::uint64_t step) const {
-  const int participants =
-      present_.empty() ? 0 : static_cast<int>(std::ranges::count(present_, true));
   return {.step = step, .unit_id = unit.id, .name = unit.name, .shape = unit.shape,
-          .rank = comm_.rank(), .world_size = comm_.size(), .participants = participants,
+          .rank = comm_.rank(), .world_size = comm_.size(), .participants = participants_,
           .present = present_.empty() || present_[static_cast<std::size_t>(comm_.rank())],
           .shared_seed = shared_seed_, .execution = execution_};
 }
@@ -169,6 +171,7 @@ SyncReport CompressedAllReduce::begin(std::uint64_t step, std::span<const std::s
                                        flight_->step));
   check_shapes(gradients);
   present_ = participation_.present(step);
+  participants_ = present_.empty() ? 0 : static_cast<int>(std::ranges::count(present_, true));
   auto flight = std::make_unique<Flight>();
   flight->step = step;
   flight->before = comm_.totals();

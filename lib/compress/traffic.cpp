@@ -65,7 +65,8 @@ std::vector<ProbedMessage> probe_unit(Compressor& compressor, const UnitContext&
 
 std::vector<RoundCollectives> probe_step_traffic(Compressor& compressor, std::span<const TensorInfo> tensors,
                                                  Granularity granularity, std::uint64_t bucket_bytes,
-                                                 int world_size, std::uint64_t seed, ExecutionContext execution) {
+                                                 int world_size, std::uint64_t seed, ExecutionContext execution,
+                                                 std::uint64_t step) {
   if (world_size < 1) throw ConfigError(fmt::format("the world size must be at least 1, not {}", world_size));
   if (!compressor.supports(granularity)) {
     throw ConfigError(fmt::format("this compressor does not support granularity '{}'", to_string(granularity)));
@@ -76,7 +77,7 @@ std::vector<RoundCollectives> probe_step_traffic(Compressor& compressor, std::sp
   for (const CompressionUnit& unit : compression_units(tensors, granularity, bucket_bytes)) {
     auto found = by_shape.find(unit.shape);
     if (found == by_shape.end()) {
-      const UnitContext context{.step = 0, .unit_id = unit.id, .name = unit.name, .shape = unit.shape, .rank = 0,
+      const UnitContext context{.step = step, .unit_id = unit.id, .name = unit.name, .shape = unit.shape, .rank = 0,
                                 .world_size = world_size, .shared_seed = seed, .execution = execution};
       found = by_shape.emplace(unit.shape, probe_unit(compressor, context, seed)).first;
     }
@@ -102,6 +103,7 @@ std::vector<RoundCollectives> probe_step_traffic(Compressor& compressor, std::sp
     }
     if (!any) break;
     if (!gathered_sizes.empty()) {
+      round.gathers = true;
       round.gathered_bytes = compress_detail::frame_bytes(gathered_sizes, !fixed_sizes);
       round.sizes_gathered = !fixed_sizes;
     }
@@ -131,7 +133,7 @@ StepTraffic price_step_traffic(std::span<const RoundCollectives> rounds, const C
       if (elements == 0) continue;
       charge(options.network.all_reduce(options.all_reduce_algorithm, world_size, elements, kernels::value_bytes(wire)));
     }
-    if (round.gathered_bytes == 0) continue;
+    if (!round.gathers) continue;
     if (round.sizes_gathered) {
       const std::vector<std::uint64_t> counts(world, sizeof(std::uint64_t));
       charge(options.network.all_gather(options.all_gather_algorithm, counts));

@@ -44,6 +44,15 @@ expect(rows, "bf16", "payload_bytes", 2 * n)
 expect(rows, "diloco", "syncs_per_step", 1 / 50, 1e-15)
 expect(rows, "diloco", "payload_bytes", 4 * n / 50, 1e-15)
 
+# The priced step: PowerSGD sends the dense gradient before its start_step, factors after.
+rows = plan("--model", "tiny", "--world-size", "4", "--step", "0",
+            "--method", "p: compressor.name=powersgd compressor.powersgd.start_step=10")
+expect(rows, "p", "payload_bytes", 4 * n)
+rows = plan("--model", "tiny", "--world-size", "4",
+            "--method", "p: compressor.name=powersgd compressor.powersgd.start_step=10")
+if not float(rows["p"]["payload_bytes"]) < 4 * n / 10:
+    failures.append(f"powersgd past its start_step sends {rows['p']['payload_bytes']} bytes")
+
 # A JSON model: dct_topk cuts (128, 64) into 2 x 1 blocks of 64 x 64, (64, 96) into 1 x 2 blocks
 # of 64 x 48, (96) into 2 blocks of 48; k = 5 per block. Reference wire: int64 index + fp32 value.
 # compact_1bit: the smallest index type that holds a block's h·w (uint16 for 4096 and 3072, uint8

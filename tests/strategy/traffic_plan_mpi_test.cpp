@@ -93,7 +93,7 @@ TEST(TrafficPlan, EveryCompressorAtEveryGranularityPricesWhatItsStepCounts) {
     ++tried;
     const std::uint64_t bucket = 10486;  // 0.01 MiB
     const StepTraffic planned = price_step_traffic(
-        probe_step_traffic(*probe, kTensors, granularity, bucket, world_size(), 7, {}), consumer_links(), world_size());
+        probe_step_traffic(*probe, kTensors, granularity, bucket, world_size(), 7, {}, 0), consumer_links(), world_size());
 
     Communicator comm(MPI_COMM_WORLD, consumer_links());
     CompressedAllReduce sync(comm, CompressorRegistry::global().create(config), kTensors, granularity, bucket, 7, {});
@@ -137,7 +137,7 @@ TEST(TrafficPlan, UndeclaredSizesPayForTheirSizeTablesAndCounts) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   UndeclaredSizes probe(CompressorRegistry::global().create(config));
   const std::vector<RoundCollectives> rounds =
-      probe_step_traffic(probe, kTensors, Granularity::PerTensor, 1, world_size(), 7, {});
+      probe_step_traffic(probe, kTensors, Granularity::PerTensor, 1, world_size(), 7, {}, 0);
   ASSERT_EQ(rounds.size(), 1u);
   EXPECT_TRUE(rounds[0].sizes_gathered);
   EXPECT_EQ(rounds[0].gathered_bytes, rounds[0].payload_bytes + 4 * kTensors.size());  // one uint32 per payload
@@ -150,6 +150,25 @@ TEST(TrafficPlan, UndeclaredSizesPayForTheirSizeTablesAndCounts) {
   std::vector<std::vector<float>> g = gradients(rank, 0), out = gradients(rank, 1);
   const SyncReport report = sync.run(0, spans<const float>(g), spans<float>(out));
   EXPECT_EQ(planned.payload_bytes, report.payload_bytes);
+  expect_same_traffic(planned, report.comm, rank, 1.0);
+}
+
+// A run configured with dropout pays nothing extra on a step where every rank is present.
+TEST(TrafficPlan, AStepWithEveryonePresentCostsWhatItCostsWithoutDropout) {
+  ConfigSchema schema;
+  CompressorRegistry::global().add_config_keys(schema);
+  const Config config = Config::defaults(schema, std::vector<std::string>{"compressor.name=topk"});
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::unique_ptr<Compressor> probe = CompressorRegistry::global().create(config);
+  const StepTraffic planned = price_step_traffic(
+      probe_step_traffic(*probe, kTensors, Granularity::PerTensor, 1, world_size(), 7, {}, 0), consumer_links(),
+      world_size());
+  Communicator comm(MPI_COMM_WORLD, consumer_links());
+  CompressedAllReduce sync(comm, CompressorRegistry::global().create(config), kTensors, Granularity::PerTensor, 1, 7,
+                           {}, Participation(world_size(), 0.0, {{.rank = 0, .first = 5, .last = 5}}, 7));
+  std::vector<std::vector<float>> g = gradients(rank, 0), out = gradients(rank, 1);
+  const SyncReport report = sync.run(0, spans<const float>(g), spans<float>(out));
   expect_same_traffic(planned, report.comm, rank, 1.0);
 }
 
@@ -179,7 +198,7 @@ TEST(TrafficPlan, EveryStrategysPlannedSyncsPriceWhatItsRunCounts) {
     for (PlannedSync& sync : info.syncs(config, kTensors)) {
       const StepTraffic t = price_step_traffic(
           probe_step_traffic(*sync.compressor, std::span(kTensors).subspan(sync.first, sync.count), sync.granularity,
-                             sync.bucket_bytes, world_size(), 42, {}),
+                             sync.bucket_bytes, world_size(), 42, {}, 0),
           consumer_links(), world_size());
       const double runs = static_cast<double>(kSteps / sync.period);
       calls += runs * static_cast<double>(t.calls);

@@ -12,7 +12,8 @@
 
 namespace lowcomm::cli {
 
-MethodPlan plan_method(std::string label, const Config& config, std::span<const TensorInfo> tensors, int world_size) {
+MethodPlan plan_method(std::string label, const Config& config, std::span<const TensorInfo> tensors, int world_size,
+                       std::uint64_t step) {
   if (world_size < 2) throw ConfigError(fmt::format("--world-size {}: a plan needs at least 2 ranks", world_size));
   const std::string& strategy = config.get_string("strategy.name");
   const StrategyInfo& info = StrategyRegistry::global().find(strategy);
@@ -36,7 +37,8 @@ MethodPlan plan_method(std::string label, const Config& config, std::span<const 
   for (PlannedSync& sync : info.syncs(config, tensors)) {
     const std::span<const TensorInfo> part = tensors.subspan(sync.first, sync.count);
     const std::vector<RoundCollectives> rounds =
-        probe_step_traffic(*sync.compressor, part, sync.granularity, sync.bucket_bytes, world_size, seed, execution);
+        probe_step_traffic(*sync.compressor, part, sync.granularity, sync.bucket_bytes, world_size, seed, execution,
+                           step);
     const StepTraffic traffic = price_step_traffic(rounds, options, world_size);
     const double share = 1.0 / static_cast<double>(sync.period);
     plan.syncs_per_step += share;

@@ -21,15 +21,17 @@ struct MethodPlan {
   double syncs_per_step = 0;  // exchanges per step (1/H for DiLoCo, F/H streaming)
   // Per rank and step, averaged over the steps between syncs:
   double payload_bytes = 0;      // what the rank contributes to the collectives (DeMo's "sent per step")
-  double wire_sent_bytes = 0;    // what the modelled algorithms put on its link, the most of any rank
+  double wire_sent_bytes = 0;    // what the modelled algorithms put on its link: per exchange the most of any rank
   double wire_received_bytes = 0;
   double distro_received_bytes = 0;  // DisTrO's "received per step": (W − 1) × payload
   double collectives = 0;
   double modelled_s = 0;         // modelled communication time, collectives one after another
 };
 
-// Throws ConfigError when the strategy does not describe its exchanges or the settings are
-// invalid (as `lowcomm train` would).
-MethodPlan plan_method(std::string label, const Config& config, std::span<const TensorInfo> tensors, int world_size);
+// The exchanges of step `step` (for step-dependent compressors such as PowerSGD's start_step),
+// every rank present. Throws ConfigError when the strategy does not describe its exchanges or
+// the settings are invalid (as `lowcomm train` would).
+MethodPlan plan_method(std::string label, const Config& config, std::span<const TensorInfo> tensors, int world_size,
+                       std::uint64_t step);
 
 }  // namespace lowcomm::cli

@@ -30,6 +30,7 @@ struct PlanArguments {
   ConfigArguments config;
   std::string model = "gpt2-124m";
   int world_size = 32;
+  std::uint64_t step = 1'000'000;
   std::vector<std::string> methods;  // "LABEL: key=value key=value"
   std::string baseline;
   std::string csv;
@@ -203,7 +204,11 @@ void run(const PlanArguments& arguments) {
     try {  // the method's settings are read as --set overrides after the base ones
       const Config config = arguments.config.file.empty() ? Config::defaults(schema, overrides)
                                                           : Config::from_file(arguments.config.file, schema, overrides);
-      plans.push_back(plan_method(method.label, config, tensors, arguments.world_size));
+      if (config.get_double("cluster.dropout") > 0 || !config.instances("cluster.rank.*.absent_steps").empty()) {
+        std::fprintf(stderr, "lowcomm plan: method \"%s\": dropout is not priced; the plan has every rank present\n",
+                     method.label.c_str());
+      }
+      plans.push_back(plan_method(method.label, config, tensors, arguments.world_size, arguments.step));
     } catch (const ConfigError& e) {
       throw ConfigError(fmt::format("method \"{}\": {}", method.label, e.what()));
     }
@@ -233,6 +238,10 @@ void add_plan_command(CLI::App& app) {
                    "a preset (--list-models), a .json tensor list, a gradient trace (.h5) or a run folder")
       ->capture_default_str();
   plan->add_option("--world-size", arguments.world_size, "ranks W")->capture_default_str()->check(CLI::Range(2, 1 << 20));
+  plan->add_option("--step", arguments.step,
+                   "the step whose exchanges are priced (a steady-state one by default: past warm-ups such as "
+                   "compressor.powersgd.start_step)")
+      ->capture_default_str();
   plan->add_option("--method", arguments.methods,
                    "\"LABEL: KEY=VALUE ...\": a method, as settings over the configuration (repeatable; default: "
                    "dense, dense-bf16, demo, topk, powersgd, diloco at their defaults)")

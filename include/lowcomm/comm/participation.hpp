@@ -28,7 +28,9 @@ class Participation {
   Participation(int world_size, double probability, std::vector<Outage> outages, std::uint64_t seed);
 
   bool always_everyone() const { return probability_ == 0.0 && outages_.empty(); }
-  // One entry per rank: whether it takes part in step `step`. Empty when always_everyone().
+  int world_size() const { return world_size_; }  // 0 for the default
+  // One entry per rank: whether it takes part in step `step`; empty when every rank does (so a
+  // step where nobody is absent costs what it costs without dropout).
   std::vector<bool> present(std::uint64_t step) const;
 
  private:

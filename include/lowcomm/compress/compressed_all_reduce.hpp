@@ -109,6 +109,7 @@ class CompressedAllReduce {
   ExecutionContext execution_;
   Participation participation_;
   std::vector<bool> present_;  // who takes part in the step in flight (or the last one); empty: all
+  int participants_ = 0;       // how many of them (0: all)
   std::unique_ptr<Flight> flight_;  // set between start() and finish()
 };
 

@@ -22,16 +22,20 @@ namespace lowcomm {
 // The collectives of one round, as this rank contributes to them.
 struct RoundCollectives {
   std::array<std::uint64_t, 3> summed{};  // elements all-reduced as fp32, fp16, bf16 (one collective each)
-  std::uint64_t gathered_bytes = 0;       // this rank's all-gather frame (0: no all-gather)
+  bool gathers = false;                   // the round has an all-gather
+  std::uint64_t gathered_bytes = 0;       // this rank's frame in it
   bool sizes_gathered = false;            // sizes vary: one uint64 per rank is all-gathered first
   std::uint64_t payload_bytes = 0;        // the round's messages, as SyncReport::payload_bytes counts them
 };
 
-// The rounds of one step of a CompressedAllReduce made with these arguments, on world_size ranks.
-// Throws ConfigError when the compressor does not support the granularity.
+// The rounds of step `step` of a CompressedAllReduce made with these arguments, on world_size
+// ranks, every one present. The step matters to compressors whose exchange changes with it
+// (PowerSGD sends dense before its start_step). Throws ConfigError when the compressor does not
+// support the granularity.
 std::vector<RoundCollectives> probe_step_traffic(Compressor& compressor, std::span<const TensorInfo> tensors,
                                                  Granularity granularity, std::uint64_t bucket_bytes,
-                                                 int world_size, std::uint64_t seed, ExecutionContext execution);
+                                                 int world_size, std::uint64_t seed, ExecutionContext execution,
+                                                 std::uint64_t step);
 
 // Those rounds on a modelled network: the collectives one after another, as a blocking step runs
 // them (CommCounters' meaning, for every rank).
