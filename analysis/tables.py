@@ -40,6 +40,16 @@ def time_to_target(run, target: float) -> tuple[float, float, float]:
     return val_time, train_time, val_step
 
 
+def bytes_to_step(run, step) -> float:
+    """Bytes sent per rank (mean over ranks) from the start through the end of `step`; NaN when
+    `step` is NaN (the target never reached) or the log has no byte counts."""
+    sent = run.per_rank.get("bytes_sent")
+    if sent is None or sent.size == 0 or not math.isfinite(step):
+        return math.nan
+    through = run.steps["step"].to_numpy() <= step
+    return float(sent[through].sum(axis=0).mean())
+
+
 def default_target(runs) -> float:
     """The worst (largest) final validation loss over the complete runs (all runs if none is
     complete), so that every complete run reaches it; the final training loss stands in for
@@ -88,6 +98,7 @@ def run_table(runs, target: float) -> pd.DataFrame:
             if "bytes_sent" in run.per_rank else math.nan,
             "target_step_val": s_val,
             "time_to_target_val_s": t_val,
+            "bytes_to_target_val": bytes_to_step(run, s_val),
             "time_to_target_train_s": t_train,
             "final_simulated_s": float(run.steps["simulated_s"].iloc[-1])
             if "simulated_s" in run.steps else math.nan,
@@ -105,7 +116,7 @@ def run_table(runs, target: float) -> pd.DataFrame:
 
 
 _AGGREGATED = ["final_val_loss", "best_val_loss", "final_train_loss", "bytes_per_step",
-               "compression_ratio", "time_to_target_val_s", "time_to_target_train_s",
+               "compression_ratio", "time_to_target_val_s", "time_to_target_train_s", "bytes_to_target_val",
                "final_simulated_s", "comm_exposed_s", "comm_hidden_s"]
 
 
@@ -127,7 +138,7 @@ def method_table(per_run: pd.DataFrame) -> pd.DataFrame:
                "seeds": " ".join(str(s) for s in sorted(used["seed"].unique()))}
         for column in _AGGREGATED:
             values = used[column].astype(float)
-            finite = values[np.isfinite(values)] if column.startswith("time_to") else values
+            finite = values[np.isfinite(values)] if "_to_target" in column else values
             row[f"{column}_mean"] = float(finite.mean()) if len(finite) else math.nan
             row[f"{column}_std"] = float(finite.std(ddof=1)) if len(finite) > 1 else math.nan
         row["reached_val"] = int(np.isfinite(used["time_to_target_val_s"].astype(float)).sum())
@@ -217,6 +228,7 @@ def method_display(per_method: pd.DataFrame) -> pd.DataFrame:
         "sim. time to target (val)": [f"{t} ({r}/{n})" for t, r, n in
                                       zip(col("time_to_target_val_s", fmt_time),
                                           m["reached_val"], m["n"])],
+        "bytes/rank to target (val)": col("bytes_to_target_val", fmt_bytes),
         "final sim. time": col("final_simulated_s", fmt_time),
         "comm. exposed": col("comm_exposed_s", fmt_time),
         "comm. hidden": col("comm_hidden_s", fmt_time),

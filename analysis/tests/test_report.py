@@ -109,6 +109,8 @@ def test_time_to_target(runs_dir, tables, report):
         hit = np.flatnonzero(evals["val_loss"] <= target)[0]
         at = np.flatnonzero(steps["step"] == evals["step"][hit])[0]
         assert runs.loc[name, "time_to_target_val_s"] == pytest.approx(steps["simulated_s"][at])
+        # The bytes to get there: every step through that one, mean over the ranks.
+        assert runs.loc[name, "bytes_to_target_val"] == pytest.approx(steps["bytes_sent"][:at + 1].sum(axis=0).mean())
         hit = np.flatnonzero(steps["loss"] <= target)
         expected = steps["simulated_s"][hit[0]] if hit.size else math.nan
         assert runs.loc[name, "time_to_target_train_s"] == pytest.approx(expected, nan_ok=True)

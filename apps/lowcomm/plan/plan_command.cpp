@@ -6,10 +6,7 @@
 // (Markdown), and optionally to CSV and HDF5 (log/plan_file.hpp). No MPI: it runs anywhere, for any W.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
