@@ -4,7 +4,9 @@
 # veth pair, shapes every link in both directions with tbf (upload: the namespace's egress;
 # download: the bridge side's egress towards it), and runs `lowcomm bench collectives` with one
 # Open MPI rank per namespace over the TCP BTL, the ring algorithms pinned (coll_tuned dynamic
-# rules). The bench runs in simulate mode: its collectives cross the real links, and its log holds
+# rules) and messages up to 4 MiB sent eagerly: above the eager limit the TCP BTL waits a round
+# trip for the receiver's go-ahead before each message, a protocol cost the model does not price
+# (docs/network-model.md). The bench runs in simulate mode: its collectives cross the real links, and its log holds
 # the measured time beside the model's prediction for the same rate.
 #   bash scripts/shaped-links.sh [--quick] [OUT]   (default OUT: runs/shaped-links)
 # Full grid: W = 2, 3, 4 at 10, 100 and 1000 Mbit/s, 1 KiB up to 4, 16 and 64 MiB (about 15 min).
@@ -39,7 +41,7 @@ links_up() {
   local world=$1 rate=$2
   # A short queue (tbf latency) keeps TCP from filling a deep buffer whose delay every MPI
   # handshake would wait behind; the burst holds a few full-size frames.
-  local shape="tbf rate ${rate}mbit burst $((rate * 125 > 16000 ? rate * 125 : 16000)) latency 20ms"
+  local shape="tbf rate ${rate}mbit burst $((rate * 125 > 16000 ? rate * 125 : 16000)) latency ${SHAPE_QUEUE_MS:-20}ms"
   ip link add lcslbr type bridge || skip "cannot create a bridge"
   ip addr add 10.77.0.254/24 dev lcslbr
   ip link set lcslbr up
@@ -77,7 +79,8 @@ bench() {
   PMIX_MCA_ptl_tcp_remote_connections=1 PMIX_MCA_ptl_tcp_if_include=10.77.0.0/24 \
     mpiexec --oversubscribe --mca btl tcp,self --mca btl_tcp_if_include 10.77.0.0/24 \
       --mca oob_tcp_if_include 10.77.0.0/24 --mca coll_tuned_use_dynamic_rules 1 \
-      --mca coll_tuned_allreduce_algorithm 4 --mca coll_tuned_allgather_algorithm 4 "${mpmd[@]}"
+      --mca coll_tuned_allreduce_algorithm 4 --mca coll_tuned_allgather_algorithm 4 \
+      --mca btl_tcp_eager_limit 4194304 --mca btl_tcp_max_send_size 4194304 ${MPI_EXTRA:-} "${mpmd[@]}"
 }
 
 mkdir -p "$out"
