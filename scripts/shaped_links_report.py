@@ -4,8 +4,9 @@
 
 Reads OUT/w<W>-<rate>mbit.h5 (bench collectives logs), writes OUT/shaped-links.md (one row per
 collective, W, rate and size: measured and modelled seconds, their ratio, and whether the size is
-bandwidth-bound, i.e. the model's bandwidth term is at least 90 % of its time) and
-OUT/shaped-links.png. With --check, exits 1 when a bandwidth-bound row's modelled time is off the
+bandwidth-bound: the model's latency terms are at most 10 % of its time, and each rank sends at
+least 8 times tbf's burst, which a message smaller than the bucket crosses at the veth's own
+speed) and OUT/shaped-links.png. With --check, exits 1 when a bandwidth-bound row's modelled time is off the
 measured one by more than TOLERANCE (a fraction, e.g. 0.10).
 """
 
@@ -20,6 +21,11 @@ import numpy as np
 LATENCY_S = 0.05e-3  # the latency shaped-links.sh gives the model (no delay can be added here)
 
 
+def burst_bytes(rate_mbit: int) -> int:
+    """tbf's bucket as shaped-links.sh sets it: 1 ms at the rate, at least 16000 bytes."""
+    return max(rate_mbit * 125, 16000)
+
+
 def rows(out: Path):
     for log in sorted(out.glob("w*-*mbit.h5")):
         match = re.fullmatch(r"w(\d+)-(\d+)mbit", log.stem)
@@ -29,10 +35,13 @@ def rows(out: Path):
         with h5py.File(log, "r", libver="latest", swmr=True) as f:
             for collective in ("all_reduce", "all_gather"):
                 g = f[collective]
-                for size, measured, modelled in zip(g["bytes"][:], g["time_s"][:], g["modelled_s"][:]):
+                sent = g["bytes_sent"][:]
+                for row, (size, measured, modelled) in enumerate(zip(g["bytes"][:], g["time_s"][:],
+                                                                     g["modelled_s"][:])):
                     # Latency share of the model: rounds x latency (ring: 2(W-1) or W-1 rounds).
                     rounds = 2 * (world - 1) if collective == "all_reduce" else world - 1
-                    bandwidth_bound = modelled > 0 and rounds * LATENCY_S <= 0.1 * modelled
+                    bandwidth_bound = (modelled > 0 and rounds * LATENCY_S <= 0.1 * modelled
+                                       and sent[row].min() >= 8 * burst_bytes(rate))
                     yield dict(collective=collective, world=world, rate=rate, size=int(size),
                                measured=float(measured), modelled=float(modelled),
                                bandwidth_bound=bandwidth_bound)
