@@ -305,9 +305,10 @@ CompressedAllReduce::RoundExchange CompressedAllReduce::begin_exchange(const std
   }
 
   // Every GatherBytes message of the round: one all-gather. Fixed-size payloads (declared by the
-  // compressor, identical on every rank) need no size table; an absent rank sends empty payloads,
-  // so a step with one has sizes that vary.
-  exchange.fixed_sizes = present_.empty();
+  // compressor, identical on every rank) need no size table, and no sizes exchanged even when
+  // some rank is absent: every rank knows who is, and an absent rank's frame is empty. Sizes
+  // that vary are all-gathered first, and an absent rank's frame is then its table of zeros.
+  exchange.fixed_sizes = true;
   for (std::size_t u = 0; u < messages.size(); ++u) {
     if (!messages[u] || messages[u]->exchange != Exchange::GatherBytes) continue;
     exchange.gathering.push_back(u);
@@ -322,7 +323,12 @@ CompressedAllReduce::RoundExchange CompressedAllReduce::begin_exchange(const std
   exchange.mine = compress_detail::frame_payloads(payloads, !exchange.fixed_sizes);
   const auto world = static_cast<std::size_t>(comm_.size());
   if (exchange.fixed_sizes) {
-    exchange.counts.assign(world, exchange.mine.size());
+    if (absent) exchange.mine.clear();
+    const std::size_t frame = compress_detail::frame_bytes(exchange.sizes, false);
+    exchange.counts.assign(world, frame);
+    for (std::size_t w = 0; w < present_.size(); ++w) {
+      if (!present_[w]) exchange.counts[w] = 0;
+    }
   } else {
     // The sizes first (one 8-byte count per rank, counted), blocking: the data's layout needs them.
     const auto mine = static_cast<std::uint64_t>(exchange.mine.size());
@@ -355,12 +361,17 @@ void CompressedAllReduce::end_exchange(RoundExchange& exchange, std::vector<Rece
     }
   }
   if (exchange.gathering.empty()) return;
+  // Fixed sizes: the gathered bytes are the present ranks' frames back to back, cut as such.
+  std::vector<std::size_t> frames;
+  for (std::size_t w = 0; w < exchange.counts.size(); ++w) {
+    if (!exchange.fixed_sizes || present_.empty() || present_[w]) frames.push_back(exchange.counts[w]);
+  }
   auto split = compress_detail::split_frames(
-      gathered_, exchange.counts, exchange.gathering.size(),
+      gathered_, frames, exchange.gathering.size(),
       exchange.fixed_sizes ? std::optional(std::span<const std::size_t>(exchange.sizes)) : std::nullopt);
   for (std::size_t g = 0; g < exchange.gathering.size(); ++g) {
     std::vector<std::span<const std::byte>>& from = split[g];
-    if (!present_.empty()) {  // only the ranks present: an absent rank's empty payload is no message
+    if (!exchange.fixed_sizes && !present_.empty()) {  // an absent rank's empty payload is no message
       std::size_t kept = 0;
       for (std::size_t w = 0; w < from.size(); ++w) {
         if (present_[w]) from[kept++] = from[w];

@@ -7,7 +7,6 @@
 #include <mpi.h>
 
 #include <memory>
-#include <optional>
 #include <random>
 
 #include "lowcomm/comm/communicator.hpp"
@@ -16,6 +15,7 @@
 #include "lowcomm/compress/traffic.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/strategy/registry.hpp"
+#include "../compress/undeclared_sizes.hpp"
 
 namespace lowcomm {
 namespace {
@@ -104,30 +104,6 @@ TEST(TrafficPlan, EveryCompressorAtEveryGranularityPricesWhatItsStepCounts) {
   }
   EXPECT_GE(tried, 14);
 }
-
-// A compressor that does not declare its sizes (as a data-dependent plug-in would not): its
-// frames carry a size table and the sizes are all-gathered first; the plan prices both.
-class UndeclaredSizes final : public Compressor {
- public:
-  explicit UndeclaredSizes(std::unique_ptr<Compressor> inner) : inner_(std::move(inner)) {}
-  Aggregation aggregation() const override { return inner_->aggregation(); }
-  bool supports(Granularity g) const override { return inner_->supports(g); }
-  Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override {
-    return inner_->encode(unit, gradient, scratch);
-  }
-  std::optional<Message> decode(const UnitContext& unit, int round, const Received& received, UnitScratch& scratch,
-                                std::span<float> aggregate) override {
-    return inner_->decode(unit, round, received, scratch, aggregate);
-  }
-  void transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
-                   std::span<float> out) const override {
-    inner_->transmitted(unit, input, scratch, out);
-  }
-  std::optional<std::uint64_t> wire_bytes(const UnitContext&, int) const override { return std::nullopt; }
-
- private:
-  std::unique_ptr<Compressor> inner_;
-};
 
 TEST(TrafficPlan, UndeclaredSizesPayForTheirSizeTablesAndCounts) {
   ConfigSchema schema;
