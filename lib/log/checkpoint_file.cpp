@@ -10,6 +10,7 @@
 
 #include "checksummed.hpp"
 #include "hdf5_handle.hpp"
+#include "whole_file.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm {
@@ -19,6 +20,7 @@ using log_detail::Hdf5Id;
 using log_detail::ReportedFile;
 using log_detail::SilenceHdf5Errors;
 using log_detail::throw_log_error;
+using log_detail::write_whole_file;
 
 namespace {
 
@@ -96,25 +98,13 @@ herr_t visit(hid_t root, const char* name, const H5O_info_t* info, void* data) {
 }  // namespace
 
 void write_checkpoint(const std::filesystem::path& path, const StateDict& state) {
-  const SilenceHdf5Errors silence;
-  std::filesystem::path partial = path;
-  partial += ".partial";
-  const ReportedFile file(partial, kKind);
-  try {
-    // Closing the file closes every object still open in it: a write that fails on a full disk
-    // leaves no group or dataset behind, which HDF5 would otherwise try (and crash) to close at
-    // the process's exit.
-    const Hdf5Id access(check(H5Pcreate(H5P_FILE_ACCESS), file, "cannot create the file"), H5Pclose);
-    check(H5Pset_fclose_degree(access.get(), H5F_CLOSE_STRONG), file, "cannot create the file");
-    Hdf5Id h5(check(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), file,
-                    "cannot create the file", "check that its folder exists and is writable"),
-              H5Fclose);
+  write_whole_file(path, kKind, [&](hid_t h5, const ReportedFile& file) {
     const Hdf5Id links(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
     H5Pset_create_intermediate_group(links.get(), 1);
-    const Hdf5Id floats(check(H5Gcreate2(h5.get(), "floats", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
+    const Hdf5Id floats(check(H5Gcreate2(h5, "floats", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
                               "cannot create group floats"),
                         H5Gclose);
-    const Hdf5Id integers(check(H5Gcreate2(h5.get(), "integers", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
+    const Hdf5Id integers(check(H5Gcreate2(h5, "integers", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
                                 "cannot create group integers"),
                           H5Gclose);
     for (const std::string& key : state.keys()) {
@@ -130,19 +120,7 @@ void write_checkpoint(const std::filesystem::path& path, const StateDict& state)
       const std::int64_t value = state.integer(key);
       write_dataset(integers.get(), links.get(), key, H5T_NATIVE_INT64, 1, &value, file);
     }
-    check(h5.close(), file, "cannot finish writing the file", "check the free disk space");
-  } catch (...) {
-    // The file's handles are closed by now; a half-written checkpoint is not left behind.
-    std::error_code ignored;
-    std::filesystem::remove(partial, ignored);
-    throw;
-  }
-  std::error_code error;
-  std::filesystem::rename(partial, path, error);
-  if (error) {
-    throw LogError(fmt::format("checkpoint {}: cannot rename {} to it: {}", path.string(), partial.string(),
-                               error.message()));
-  }
+  });
 }
 
 StateDict read_checkpoint(const std::filesystem::path& path) {

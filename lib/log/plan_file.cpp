@@ -4,6 +4,7 @@
 
 #include "hdf5_attributes.hpp"
 #include "hdf5_handle.hpp"
+#include "whole_file.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm {
@@ -29,10 +30,6 @@ void write_column(hid_t group, const std::string& name, hid_t type, std::size_t 
 }  // namespace
 
 void write_plan_file(const std::filesystem::path& path, const PlanTable& table) {
-  const SilenceHdf5Errors silence;
-  std::filesystem::path partial = path;
-  partial += ".partial";
-  const ReportedFile file(partial, kKind);
   std::size_t rows = 0;
   bool first = true;
   const auto check_rows = [&](const std::string& name, std::size_t n) {
@@ -44,18 +41,13 @@ void write_plan_file(const std::filesystem::path& path, const PlanTable& table) 
   };
   for (const auto& [name, values] : table.text_columns) check_rows(name, values.size());
   for (const auto& [name, values] : table.number_columns) check_rows(name, values.size());
-  try {
-    const Hdf5Id access(check(H5Pcreate(H5P_FILE_ACCESS), file, "cannot create the file"), H5Pclose);
-    check(H5Pset_fclose_degree(access.get(), H5F_CLOSE_STRONG), file, "cannot create the file");
-    Hdf5Id h5(check(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), file,
-                    "cannot create the file", "check that its folder exists and is writable"),
-              H5Fclose);
-    write_string_attribute(h5.get(), "lowcomm_file", "plan", file);
-    write_int_attribute(h5.get(), "format_version", kFormatVersion, file);
-    write_string_attribute(h5.get(), "model", table.model, file);
-    write_int_attribute(h5.get(), "parameters", table.parameters, file);
-    write_int_attribute(h5.get(), "world_size", table.world_size, file);
-    const Hdf5Id group(check(H5Gcreate2(h5.get(), "plan", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
+  write_whole_file(path, kKind, [&](hid_t h5, const ReportedFile& file) {
+    write_string_attribute(h5, "lowcomm_file", "plan", file);
+    write_int_attribute(h5, "format_version", kFormatVersion, file);
+    write_string_attribute(h5, "model", table.model, file);
+    write_int_attribute(h5, "parameters", table.parameters, file);
+    write_int_attribute(h5, "world_size", table.world_size, file);
+    const Hdf5Id group(check(H5Gcreate2(h5, "plan", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), file,
                              "cannot create group plan"),
                        H5Gclose);
     const Hdf5Id text(check(H5Tcopy(H5T_C_S1), file, "cannot make a string type"), H5Tclose);
@@ -69,18 +61,7 @@ void write_plan_file(const std::filesystem::path& path, const PlanTable& table) 
     for (const auto& [name, values] : table.number_columns) {
       write_column(group.get(), name, H5T_NATIVE_DOUBLE, rows, values.data(), file);
     }
-    check(h5.close(), file, "cannot finish writing the file", "check the free disk space");
-  } catch (...) {
-    std::error_code ignored;
-    std::filesystem::remove(partial, ignored);
-    throw;
-  }
-  std::error_code error;
-  std::filesystem::rename(partial, path, error);
-  if (error) {
-    throw LogError(fmt::format("plan file {}: cannot rename {} to it: {}", path.string(), partial.string(),
-                               error.message()));
-  }
+  });
 }
 
 }  // namespace lowcomm

@@ -21,9 +21,9 @@ except ImportError as missing:
 
 WORLD_SIZE = 3
 # Float64 columns of "steps" and their index k in the schema: they hold step + k / 8.
-FLOAT_COLUMNS = {"lr": 2, "compute_s": 6, "compress_s": 7, "comm_measured_s": 8,
-                 "comm_modelled_s": 9, "comm_exposed_s": 10, "comm_hidden_s": 11,
-                 "simulated_s": 12, "grad_norm": 13}
+FLOAT_COLUMNS = {"lr": 2, "compute_s": 7, "compress_s": 8, "comm_measured_s": 9,
+                 "comm_modelled_s": 10, "comm_exposed_s": 11, "comm_hidden_s": 12,
+                 "simulated_s": 13, "grad_norm": 14}
 
 
 def table_columns(group):
@@ -52,6 +52,7 @@ def check_rows(log, rows):
     ranks = np.arange(WORLD_SIZE)
     np.testing.assert_array_equal(steps["bytes_sent"][:rows], 100 * s[:, None] + ranks)
     np.testing.assert_array_equal(steps["bytes_received"][:rows], 100 * s[:, None] + 50 + ranks)
+    np.testing.assert_array_equal(steps["present"][:rows], (s[:, None] + ranks) % 2)
 
 
 def check_metadata(log):

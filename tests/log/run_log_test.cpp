@@ -369,7 +369,7 @@ TEST(TrainingLogSchema, HasPerRankByteColumns) {
   EXPECT_EQ(schema.tables[0].name, "steps");
   EXPECT_EQ(schema.tables[1].name, "eval");
   for (const Column& column : schema.tables[0].columns) {
-    const bool per_rank = column.name == "bytes_sent" || column.name == "bytes_received";
+    const bool per_rank = column.name == "bytes_sent" || column.name == "bytes_received" || column.name == "present";
     EXPECT_EQ(column.width, per_rank ? 5u : 1u) << column.name;
   }
   EXPECT_THROW(training_log_schema(0), LogError);

@@ -34,7 +34,8 @@ inline void expect_synthetic_steps(hid_t file, const std::vector<std::int64_t>& 
       for (std::size_t i = 0; i < rows; ++i) {
         for (int rank = 0; rank < kSyntheticWorldSize; ++rank) {
           ASSERT_EQ(values[i * column.width + static_cast<std::size_t>(rank)],
-                    synthetic_bytes(steps[i], rank, column.name == "bytes_received"))
+                    column.name == "present" ? synthetic_present(steps[i], rank)
+                                             : synthetic_bytes(steps[i], rank, column.name == "bytes_received"))
               << "row " << i << " rank " << rank;
         }
       }

@@ -2,8 +2,8 @@
 // Deterministic rows that the writer child, the tests and read_with_h5py.py agree on: in the
 // "steps" row of step s, Float64 column number k (in schema order) holds s + k / 8 (exact in
 // binary), except loss = 1 / (s + 1); tokens = 4096 s; bytes_sent[r] = 100 s + r;
-// bytes_received[r] = 100 s + 50 + r. An "eval" row follows steps 9, 19, 29...: val_loss =
-// 2 / (s + 1).
+// bytes_received[r] = 100 s + 50 + r; present[r] = (s + r) mod 2. An "eval" row follows steps
+// 9, 19, 29...: val_loss = 2 / (s + 1).
 #include <cstdint>
 #include <vector>
 
@@ -27,11 +27,14 @@ inline std::int64_t synthetic_bytes(std::int64_t step, int rank, bool received) 
   return 100 * step + (received ? 50 : 0) + rank;
 }
 
+inline std::int64_t synthetic_present(std::int64_t step, int rank) { return (step + rank) % 2; }
+
 inline RowValues synthetic_step_row(const RunLog& log, std::int64_t step) {
-  std::vector<std::int64_t> sent, received;
+  std::vector<std::int64_t> sent, received, present;
   for (int rank = 0; rank < kSyntheticWorldSize; ++rank) {
     sent.push_back(synthetic_bytes(step, rank, false));
     received.push_back(synthetic_bytes(step, rank, true));
+    present.push_back(synthetic_present(step, rank));
   }
   RowValues row = log.row("steps");
   const std::vector<Column> columns = training_log_schema(kSyntheticWorldSize).tables[0].columns;
@@ -42,7 +45,8 @@ inline RowValues synthetic_step_row(const RunLog& log, std::int64_t step) {
       .set("loss", synthetic_loss(step))
       .set("tokens", std::int64_t{4096} * step)
       .set("bytes_sent", sent)
-      .set("bytes_received", received);
+      .set("bytes_received", received)
+      .set("present", present);
   return row;
 }
 
