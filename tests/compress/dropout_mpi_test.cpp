@@ -10,7 +10,7 @@
 #include "lowcomm/compress/compressed_all_reduce.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/error.hpp"
-#include "undeclared_sizes.hpp"
+#include "forwarding_compressor.hpp"
 
 namespace lowcomm {
 namespace {

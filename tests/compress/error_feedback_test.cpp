@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 
+#include "forwarding_compressor.hpp"
 #include "loopback.hpp"
 #include "lowcomm/compress/error_feedback.hpp"
 #include "lowcomm/compress/registry.hpp"
@@ -72,28 +73,9 @@ TEST(ErrorFeedback, CarriesWhatWasNotTransmittedIntoTheNextStep) {
 
 // Forwards everything to the wrapped compressor except transmitted_entries, so that error
 // feedback takes its dense path.
-class DenseTransmitted final : public Compressor {
+class DenseTransmitted final : public ForwardingCompressor {
  public:
-  explicit DenseTransmitted(std::unique_ptr<Compressor> inner) : inner_(std::move(inner)) {}
-  Aggregation aggregation() const override { return inner_->aggregation(); }
-  bool supports(Granularity g) const override { return inner_->supports(g); }
-  Message encode(const UnitContext& unit, std::span<const float> g, UnitScratch& scratch) override {
-    return inner_->encode(unit, g, scratch);
-  }
-  std::optional<Message> decode(const UnitContext& unit, int round, const Received& r, UnitScratch& scratch,
-                                std::span<float> out) override {
-    return inner_->decode(unit, round, r, scratch, out);
-  }
-  void transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
-                   std::span<float> out) const override {
-    inner_->transmitted(unit, input, scratch, out);
-  }
-  std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int round) const override {
-    return inner_->wire_bytes(unit, round);
-  }
-
- private:
-  std::unique_ptr<Compressor> inner_;
+  using ForwardingCompressor::ForwardingCompressor;
 };
 
 std::unique_ptr<Compressor> without_error_feedback(const std::string& name) {

@@ -15,7 +15,7 @@
 #include "lowcomm/compress/traffic.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/strategy/registry.hpp"
-#include "../compress/undeclared_sizes.hpp"
+#include "../compress/forwarding_compressor.hpp"
 
 namespace lowcomm {
 namespace {

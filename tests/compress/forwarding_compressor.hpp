@@ -1,7 +1,7 @@
 #pragma once
-// A test compressor: another one whose payload sizes it does not declare (wire_bytes is nullopt),
-// as a plug-in whose sizes depend on the data would not. The library then frames its payloads
-// with a size table and all-gathers the sizes first.
+// Test compressors that wrap another and change one thing. ForwardingCompressor forwards every
+// call a compressor must implement; transmitted_entries and the state calls keep Compressor's
+// defaults, so error feedback around it takes its dense path.
 #include <memory>
 #include <optional>
 
@@ -9,9 +9,9 @@
 
 namespace lowcomm {
 
-class UndeclaredSizes final : public Compressor {
+class ForwardingCompressor : public Compressor {
  public:
-  explicit UndeclaredSizes(std::unique_ptr<Compressor> inner) : inner_(std::move(inner)) {}
+  explicit ForwardingCompressor(std::unique_ptr<Compressor> inner) : inner_(std::move(inner)) {}
   Aggregation aggregation() const override { return inner_->aggregation(); }
   bool supports(Granularity g) const override { return inner_->supports(g); }
   Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override {
@@ -25,10 +25,21 @@ class UndeclaredSizes final : public Compressor {
                    std::span<float> out) const override {
     inner_->transmitted(unit, input, scratch, out);
   }
-  std::optional<std::uint64_t> wire_bytes(const UnitContext&, int) const override { return std::nullopt; }
+  std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int round) const override {
+    return inner_->wire_bytes(unit, round);
+  }
 
  private:
   std::unique_ptr<Compressor> inner_;
+};
+
+// One whose payload sizes are not declared (wire_bytes is nullopt), as a plug-in whose sizes
+// depend on the data would not: the library frames its payloads with a size table and
+// all-gathers the sizes first.
+class UndeclaredSizes final : public ForwardingCompressor {
+ public:
+  using ForwardingCompressor::ForwardingCompressor;
+  std::optional<std::uint64_t> wire_bytes(const UnitContext&, int) const override { return std::nullopt; }
 };
 
 }  // namespace lowcomm
