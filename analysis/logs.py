@@ -120,6 +120,8 @@ def read_run(path: str | os.PathLike) -> Run:
     try:
         with log:
             attrs = {key: _attr(value) for key, value in log.attrs.items()}
+            if attrs.get("kind") == "replay":
+                raise LogReadError("a replay output (kind = replay): the report tables training runs")
             if "steps" not in log or "loss" not in log["steps"]:
                 raise LogReadError("not a lowcomm training log (no steps/loss table)")
             version = attrs.get("format_version")

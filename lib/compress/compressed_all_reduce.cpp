@@ -362,13 +362,19 @@ void CompressedAllReduce::end_exchange(RoundExchange& exchange, std::vector<Rece
   }
   if (exchange.gathering.empty()) return;
   // Fixed sizes: the gathered bytes are the present ranks' frames back to back, cut as such.
+  // Variable sizes: every rank's frame, an absent rank's holding its table of zeros.
+  std::vector<int> present_ranks;
+  for (std::size_t w = 0; w < present_.size(); ++w) {
+    if (present_[w]) present_ranks.push_back(static_cast<int>(w));
+  }
   std::vector<std::size_t> frames;
   for (std::size_t w = 0; w < exchange.counts.size(); ++w) {
     if (!exchange.fixed_sizes || present_.empty() || present_[w]) frames.push_back(exchange.counts[w]);
   }
   auto split = compress_detail::split_frames(
       gathered_, frames, exchange.gathering.size(),
-      exchange.fixed_sizes ? std::optional(std::span<const std::size_t>(exchange.sizes)) : std::nullopt);
+      exchange.fixed_sizes ? std::optional(std::span<const std::size_t>(exchange.sizes)) : std::nullopt,
+      exchange.fixed_sizes ? std::span<const int>(present_ranks) : std::span<const int>());
   for (std::size_t g = 0; g < exchange.gathering.size(); ++g) {
     std::vector<std::span<const std::byte>>& from = split[g];
     if (!exchange.fixed_sizes && !present_.empty()) {  // an absent rank's empty payload is no message
@@ -379,6 +385,7 @@ void CompressedAllReduce::end_exchange(RoundExchange& exchange, std::vector<Rece
       from.resize(kept);
     }
     received[exchange.gathering[g]].gathered = std::move(from);
+    received[exchange.gathering[g]].senders = present_ranks;
   }
 }
 

@@ -40,7 +40,7 @@ std::vector<std::byte> frame_payloads(std::span<const std::span<const std::byte>
 
 std::vector<std::vector<std::span<const std::byte>>> split_frames(
     std::span<const std::byte> everything, std::span<const std::size_t> counts, std::size_t payloads_per_rank,
-    std::optional<std::span<const std::size_t>> fixed_sizes) {
+    std::optional<std::span<const std::size_t>> fixed_sizes, std::span<const int> senders) {
   if (fixed_sizes && fixed_sizes->size() != payloads_per_rank) {
     throw Error("split_frames: one fixed size per payload is needed");
   }
@@ -53,10 +53,11 @@ std::vector<std::vector<std::span<const std::byte>>> split_frames(
                               everything.size()));
     }
     const std::span<const std::byte> frame = everything.subspan(rank_offset, counts[w]);
+    const std::size_t rank = senders.empty() ? w : static_cast<std::size_t>(senders[w]);
     rank_offset += counts[w];
     std::size_t at = fixed_sizes ? 0 : payloads_per_rank * kSizeBytes;
     if (at > frame.size()) {
-      throw Error(fmt::format("rank {} sent a truncated payload ({} bytes, its size table alone needs {})", w,
+      throw Error(fmt::format("rank {} sent a truncated payload ({} bytes, its size table alone needs {})", rank,
                               frame.size(), at));
     }
     for (std::size_t p = 0; p < payloads_per_rank; ++p) {
@@ -69,14 +70,14 @@ std::vector<std::vector<std::span<const std::byte>>> split_frames(
         size = value;
       }
       if (size > frame.size() - at) {
-        throw Error(fmt::format("rank {} sent a truncated payload: payload {} announces {} bytes, {} are left", w, p,
+        throw Error(fmt::format("rank {} sent a truncated payload: payload {} announces {} bytes, {} are left", rank, p,
                                 size, frame.size() - at));
       }
       payloads[p][w] = frame.subspan(at, size);
       at += size;
     }
     if (at != frame.size()) {
-      throw Error(fmt::format("rank {} sent {} bytes more than its payloads' sizes account for", w, frame.size() - at));
+      throw Error(fmt::format("rank {} sent {} bytes more than its payloads' sizes account for", rank, frame.size() - at));
     }
   }
   return payloads;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <system_error>
 
+#include "array_datasets.hpp"
 #include "hdf5_handle.hpp"
 #include "lowcomm/error.hpp"
 #include "metadata_attributes.hpp"
@@ -16,6 +17,7 @@
 
 namespace lowcomm {
 
+using log_detail::ArrayDataset;
 using log_detail::check;
 using log_detail::Hdf5Id;
 using log_detail::SilenceHdf5Errors;
@@ -69,6 +71,7 @@ struct RunLog::Impl {
   RunLogOptions options;
   Hdf5Id file;
   std::vector<TableDatasets> tables;  // declared after file: closed before it
+  std::vector<ArrayDataset> arrays;   // likewise
   std::size_t rows_since_flush = 0;
   Clock::time_point last_flush = Clock::now();
 
@@ -93,6 +96,7 @@ struct RunLog::Impl {
   void close() {
     flush();
     tables.clear();
+    arrays.clear();
     check(file.close(), path, "cannot close the file", "Check that the disk is not full");
   }
 };
@@ -146,6 +150,9 @@ RunLog RunLog::create(const std::filesystem::path& path, const LogSchema& schema
   try {
     log_detail::write_metadata_attributes(impl->file.get(), metadata, path);
     impl->tables = create_tables(impl->file.get(), schema, path);
+    for (const ArraySchema& array : schema.arrays) {
+      impl->arrays.push_back(ArrayDataset::create(impl->file.get(), array, path));
+    }
     start_swmr_write(impl->file.get(), path);
   } catch (const LogError&) {
     // A half-made log would only make the next create fail with "already exists".
@@ -160,6 +167,10 @@ RunLog RunLog::append(const std::filesystem::path& path, const LogSchema& schema
                       RunLogOptions options, std::optional<std::int64_t> drop_rows_from_step) {
   const SilenceHdf5Errors silence;
   log_detail::validate_schema(schema);
+  if (!schema.arrays.empty()) {
+    throw_log_error(path, "its schema has arrays, which are sized when the log is created",
+                    "Write such a log in one go with RunLog::create");
+  }
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) {
     throw_log_error(path, "there is no such file to append to",
@@ -229,6 +240,32 @@ void RunLog::write_row(const RowValues& row) {
       since_flush.count() >= impl.options.flush_every_seconds) {
     impl.flush();
   }
+}
+
+void RunLog::write_block(std::string_view name, std::span<const std::uint64_t> leading, ArrayType type,
+                         const void* data, std::size_t elements) {
+  Impl& impl = open_impl();
+  const SilenceHdf5Errors silence;
+  const auto array = std::ranges::find_if(impl.arrays, [&](const ArrayDataset& a) { return a.schema().name == name; });
+  if (array == impl.arrays.end()) {
+    throw LogError(fmt::format("run log {}: no array '{}'", impl.path.string(), name));
+  }
+  array->write(leading, type, data, elements);
+}
+
+void RunLog::write_array(std::string_view name, std::span<const std::uint64_t> leading,
+                         std::span<const float> values) {
+  write_block(name, leading, ArrayType::Float32, values.data(), values.size());
+}
+
+void RunLog::write_array(std::string_view name, std::span<const std::uint64_t> leading,
+                         std::span<const double> values) {
+  write_block(name, leading, ArrayType::Float64, values.data(), values.size());
+}
+
+void RunLog::write_array(std::string_view name, std::span<const std::uint64_t> leading,
+                         std::span<const std::int64_t> values) {
+  write_block(name, leading, ArrayType::Int64, values.data(), values.size());
 }
 
 std::int64_t RunLog::rows(std::string_view table) const { return open_impl().table(table).rows(); }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -48,6 +49,29 @@ void validate_schema(const LogSchema& schema) {
                                    "(resuming a run drops rows by it)",
                                    table.name));
       }
+    }
+  }
+  // An array's first path component is a root object beside the tables: it must not be one.
+  std::set<std::string> array_names;
+  for (const ArraySchema& array : schema.arrays) {
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t slash = array.name.find('/', start);
+      validate_name(array.name.substr(start, slash == std::string::npos ? std::string::npos : slash - start),
+                    fmt::format("array '{}': path component", array.name));
+      if (slash == std::string::npos) break;
+      start = slash + 1;
+    }
+    const std::string root = array.name.substr(0, array.name.find('/'));
+    if (table_names.contains(root)) {
+      throw LogError(fmt::format("log schema: array '{}' would sit inside table '{}'", array.name, root));
+    }
+    if (!array_names.insert(array.name).second) {
+      throw LogError(fmt::format("log schema: array '{}' is declared twice", array.name));
+    }
+    if (array.shape.empty() || std::ranges::find(array.shape, 0u) != array.shape.end()) {
+      throw LogError(fmt::format("log schema: array '{}' needs at least one dimension, each of extent 1 or more",
+                                 array.name));
     }
   }
 }

@@ -111,5 +111,18 @@ TEST(GatheredFrames, MalformedFramesThrowNeverOverrun) {
   EXPECT_GT(rejected, 1000) << "most of these frames are malformed";
 }
 
+// Frames of the present ranks only (rank 1 of 3 absent): a short frame is named by its sender.
+TEST(GatheredFrames, ErrorNamesTheSenderOfAShortFrame) {
+  const std::vector<std::byte> everything(7);  // rank 0's 4 bytes, then 3 of rank 2's 4
+  const std::vector<std::size_t> counts{4, 3}, sizes{4};
+  const std::vector<int> senders{0, 2};
+  try {
+    split_frames(everything, counts, 1, std::span<const std::size_t>(sizes), senders);
+    ADD_FAILURE() << "a short frame was cut";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("rank 2 sent"), std::string::npos) << error.what();
+  }
+}
+
 }  // namespace
 }  // namespace lowcomm::compress_detail

@@ -110,6 +110,32 @@ TEST_P(EveryDecoder, SurvivesMalformedPayloads) {
   RecordProperty("decoded", decoded);
 }
 
+// With rank 1 of 3 absent, `received.gathered` holds ranks 0 and 2: a bad payload in position 1
+// came from rank 2, and the error must say so (a decoder that names the position says rank 1).
+TEST(MalformedPayload, ErrorNamesTheSenderWhenARankIsAbsent) {
+  for (const std::string name : {"dct_topk", "topk", "quantize"}) {
+    SCOPED_TRACE(name);
+    auto compressor = make(name);
+    const std::vector<std::int64_t> shape{12, 10};
+    const UnitContext unit{.step = 0, .unit_id = 0, .name = "w", .shape = shape, .rank = 0, .world_size = 3,
+                           .participants = 2, .shared_seed = 7};
+    std::vector<float> gradient(120);
+    for (std::size_t i = 0; i < gradient.size(); ++i) gradient[i] = static_cast<float>(i % 7) - 3.0f;
+    std::vector<float> aggregate(gradient.size());
+    UnitScratch scratch;
+    const Message message = compressor->encode(unit, gradient, scratch);
+    ASSERT_EQ(message.exchange, Exchange::GatherBytes);
+    const std::vector<std::byte> truncated(message.bytes.begin(), message.bytes.end() - 1);
+    const Received received{.gathered = {message.bytes, truncated}, .senders = {0, 2}};
+    try {
+      compressor->decode(unit, 0, received, scratch, aggregate);
+      ADD_FAILURE() << "a truncated payload was decoded";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find("rank 2 sent"), std::string::npos) << error.what();
+    }
+  }
+}
+
 std::vector<std::string> compressor_names() {
   std::vector<std::string> names;
   for (const CompressorInfo* info : CompressorRegistry::global().all()) names.push_back(info->name);

@@ -21,9 +21,8 @@ except ImportError as missing:
 
 WORLD_SIZE = 3
 # Float64 columns of "steps" and their index k in the schema: they hold step + k / 8.
-FLOAT_COLUMNS = {"lr": 2, "compute_s": 7, "compress_s": 8, "comm_measured_s": 9,
-                 "comm_modelled_s": 10, "comm_exposed_s": 11, "comm_hidden_s": 12,
-                 "simulated_s": 13, "grad_norm": 14}
+FLOAT_COLUMNS = {"lr": 2, "compute_s": 4, "grad_norm": 5, "compress_s": 9, "comm_measured_s": 10,
+                 "comm_modelled_s": 11, "comm_exposed_s": 12, "comm_hidden_s": 13, "simulated_s": 14}
 
 
 def table_columns(group):

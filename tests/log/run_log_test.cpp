@@ -400,5 +400,97 @@ TEST(TrainingLogSchema, PerRankColumnsStayTwoDimensionalForOneRank) {
   EXPECT_EQ(read_dataset<std::int64_t>(file.get(), "steps/step"), std::vector<std::int64_t>{7});
 }
 
+LogSchema schema_with_arrays() {
+  LogSchema schema = synthetic_schema();
+  schema.arrays = {{"params/w", ArrayType::Float32, {3, 2, 4}, "1", "a parameter"},
+                   {"dense", ArrayType::Int64, {2}, "bytes", "per rank"}};
+  return schema;
+}
+
+TEST(RunLogArrays, WritesBlocksWhereTheyBelong) {
+  const TempFolder folder;
+  RunLog log = RunLog::create(folder / "run.h5", schema_with_arrays(), sample_metadata());
+  const std::vector<std::int64_t> dense{10, 20};
+  log.write_array("dense", {}, std::span<const std::int64_t>(dense));
+  for (std::uint64_t row = 0; row < 3; ++row) {
+    for (std::uint64_t rank = 0; rank < 2; ++rank) {
+      std::vector<float> block(4);
+      for (std::size_t i = 0; i < 4; ++i) block[i] = static_cast<float>(100 * row + 10 * rank + i) + 0.5f;
+      const std::uint64_t leading[] = {row, rank};
+      log.write_array("params/w", leading, std::span<const float>(block));
+    }
+  }
+  write_synthetic_step(log, 0);
+  log.close();
+  const Hdf5Object file = open_for_reading(folder / "run.h5");
+  EXPECT_EQ(dataset_dims(file.get(), "params/w"), (std::vector<hsize_t>{3, 2, 4}));
+  const std::vector<double> values = read_dataset<double>(file.get(), "params/w");
+  for (std::size_t row = 0; row < 3; ++row) {
+    for (std::size_t rank = 0; rank < 2; ++rank) {
+      for (std::size_t i = 0; i < 4; ++i) {
+        EXPECT_EQ(values[(row * 2 + rank) * 4 + i], static_cast<double>(100 * row + 10 * rank + i) + 0.5);
+      }
+    }
+  }
+  EXPECT_EQ(read_dataset<std::int64_t>(file.get(), "dense"), dense);
+  const Hdf5Object array(H5Dopen2(file.get(), "params/w", H5P_DEFAULT), H5Dclose, "params/w");
+  EXPECT_EQ(read_string_attribute(array.get(), "description"), "a parameter");
+}
+
+TEST(RunLogArrays, MisuseNamesTheArray) {
+  const TempFolder folder;
+  RunLog log = RunLog::create(folder / "run.h5", schema_with_arrays(), sample_metadata());
+  const std::vector<float> four(4), three(3);
+  const std::vector<double> doubles(4);
+  const std::uint64_t inside[] = {2, 1}, outside[] = {3, 0};
+  EXPECT_THAT(log_error_of([&] { log.write_array("params/v", inside, std::span<const float>(four)); }),
+              HasSubstr("no array 'params/v'"));
+  EXPECT_THAT(log_error_of([&] { log.write_array("params/w", inside, std::span<const double>(doubles)); }),
+              HasSubstr("holds Float32, not Float64"));
+  EXPECT_THAT(log_error_of([&] { log.write_array("params/w", outside, std::span<const float>(four)); }),
+              HasSubstr("index 0 of array 'params/w' is 3; its extent is 3"));
+  EXPECT_THAT(log_error_of([&] { log.write_array("params/w", inside, std::span<const float>(three)); }),
+              HasSubstr("holds 4 values, not 3"));
+}
+
+TEST(RunLogArrays, SchemaRulesAndNoAppending) {
+  const TempFolder folder;
+  const auto create = [&](std::vector<ArraySchema> arrays) {
+    LogSchema schema = synthetic_schema();
+    schema.arrays = std::move(arrays);
+    return log_error_of([&] { RunLog::create(folder / "bad.h5", schema, sample_metadata()); });
+  };
+  EXPECT_THAT(create({{"steps/x", ArrayType::Int64, {1}}}), HasSubstr("inside table 'steps'"));
+  EXPECT_THAT(create({{"a", ArrayType::Int64, {1}}, {"a", ArrayType::Int64, {2}}}), HasSubstr("'a' is declared twice"));
+  EXPECT_THAT(create({{"a", ArrayType::Int64, {}}}), HasSubstr("at least one dimension"));
+  EXPECT_THAT(create({{"a", ArrayType::Int64, {2, 0}}}), HasSubstr("extent 1 or more"));
+  EXPECT_THAT(create({{"a//b", ArrayType::Int64, {1}}}), HasSubstr("path component"));
+  EXPECT_FALSE(std::filesystem::exists(folder / "bad.h5"));
+  RunLog::create(folder / "run.h5", schema_with_arrays(), sample_metadata()).close();
+  EXPECT_THAT(log_error_of([&] { RunLog::append(folder / "run.h5", schema_with_arrays()); }),
+              HasSubstr("schema has arrays"));
+}
+
+TEST(ReplayLogSchema, SharesTheTrainingLogsTrafficColumns) {
+  const std::vector<TensorInfo> tensors{{"b", {5}}, {"a", {2, 3}}};
+  const LogSchema replay = replay_log_schema(3, tensors, 4);
+  const LogSchema training = training_log_schema(3);
+  for (const Column& traffic : step_traffic_columns(3)) {
+    const auto named = [&](const LogSchema& schema) {
+      return std::ranges::count_if(schema.tables[0].columns, [&](const Column& c) {
+        return c.name == traffic.name && c.type == traffic.type && c.width == traffic.width;
+      });
+    };
+    EXPECT_EQ(named(replay), 1) << traffic.name;
+    EXPECT_EQ(named(training), 1) << traffic.name;
+  }
+  ASSERT_EQ(replay.arrays.size(), 3u);
+  EXPECT_EQ(replay.arrays[0].name, "params/b");
+  EXPECT_EQ(replay.arrays[0].shape, (std::vector<std::uint64_t>{5, 3, 5}));
+  EXPECT_EQ(replay.arrays[1].shape, (std::vector<std::uint64_t>{5, 3, 2, 3}));
+  EXPECT_EQ(replay.arrays[2].name, "dense_bytes_sent");
+  EXPECT_THROW(replay_log_schema(3, tensors, 0), LogError);
+}
+
 }  // namespace
 }  // namespace lowcomm::test

@@ -51,30 +51,38 @@ def ring_all_reduce_sent(count, w):
 
 
 def check_common(f, compressor):
-    assert f.attrs["world_size"] == W and f.attrs["steps"] == STEPS
+    """The run-log layout (docs/replay.md): root attributes, the steps table, the arrays."""
+    assert f.attrs["world_size"] == W and f.attrs["kind"] == "replay"
     assert f.attrs["compressor"] == compressor
     assert f.attrs["trace"] == os.path.abspath(trace), f.attrs["trace"]
     assert f.attrs["format_version"] == 1
-    assert f.attrs["lr"] == LR and f.attrs["seed"] == 7
+    assert f.attrs["seed"] == 7 and len(f.attrs["hosts"]) == W
     assert f'name = "{compressor}"' in f.attrs["config"], f.attrs["config"]
     assert "lr = 0.05" in f.attrs["config"]
     assert f.attrs["lowcomm_version"] and f.attrs["git_revision"]
-    assert list(f.attrs["tensors"]) == NAMES, list(f.attrs["tensors"])
+    assert list(f["params"]) == NAMES, list(f["params"])
     n = sum(int(np.prod(s)) for s in SHAPES.values())
-    assert f.attrs["dense_bytes"] == 4 * n
     np.testing.assert_array_equal(f["dense_bytes_sent"][:], ring_all_reduce_sent(n, W))
     for name in NAMES:
         assert f[f"params/{name}"].shape == (STEPS + 1, W) + SHAPES[name]
         assert f[f"params/{name}"].dtype == np.float32
         for w in range(W):
             np.testing.assert_array_equal(f[f"params/{name}"][0, w], initial[name])
-    for d in ("bytes_sent", "bytes_received", "payload_bytes"):
-        assert f[d].shape == (STEPS, W) and f[d].dtype == np.int64, (d, f[d].shape, f[d].dtype)
-    for d in ("relative_error", "cosine", "cumulative_relative_error", "measured_comm_s", "codec_s"):
-        assert f[f"metrics/{d}"].shape == (STEPS, W) and f[f"metrics/{d}"].dtype == np.float64
-    assert f["metrics/modelled_comm_s"].shape == (STEPS,)
-    # The default network (1 Gbps, simulate) charges time for every exchange between ranks.
-    assert (f["metrics/modelled_comm_s"][:] > 0).all() == (W > 1)
+    steps = f["steps"]
+    np.testing.assert_array_equal(steps["step"][:], np.arange(STEPS))
+    np.testing.assert_array_equal(steps["lr"][:], [LR] * STEPS)
+    for d in ("bytes_sent", "bytes_received", "payload_bytes", "present"):
+        assert steps[d].shape == (STEPS, W) and steps[d].dtype == np.int64, (d, steps[d].shape, steps[d].dtype)
+    assert (steps["present"][:] == 1).all()
+    for d in ("relative_error", "cosine", "cumulative_relative_error"):
+        assert steps[d].shape == (STEPS, W) and steps[d].dtype == np.float64
+    for d in ("compress_s", "comm_measured_s", "comm_modelled_s", "comm_exposed_s", "comm_hidden_s", "simulated_s"):
+        assert steps[d].shape == (STEPS,) and steps[d].dtype == np.float64, d
+    # The default network (1 Gbps, simulate) charges time for every exchange between ranks, and
+    # nothing overlaps compute in a replay: the rank that waited longest waited at least that long.
+    assert (steps["comm_modelled_s"][:] > 0).all() == (W > 1)
+    assert (steps["comm_exposed_s"][:] >= steps["comm_modelled_s"][:] * (1 - 1e-9)).all()
+    assert (np.diff(steps["simulated_s"][:]) > 0).all()
 
 
 def check_params(f, aggregates):
@@ -98,13 +106,13 @@ with replay(os.path.join(out_folder, f"none-w{W}.h5"), "compressor.name=none") a
     n = sum(int(np.prod(s)) for s in SHAPES.values())
     sent = ring_all_reduce_sent(n, W)
     for s in range(STEPS):
-        np.testing.assert_array_equal(f["bytes_sent"][s], sent)
-        np.testing.assert_array_equal(f["bytes_received"][s], np.roll(sent, 1))  # from rank r-1
-        np.testing.assert_array_equal(f["payload_bytes"][s], [4 * n] * W)
+        np.testing.assert_array_equal(f["steps/bytes_sent"][s], sent)
+        np.testing.assert_array_equal(f["steps/bytes_received"][s], np.roll(sent, 1))  # from rank r-1
+        np.testing.assert_array_equal(f["steps/payload_bytes"][s], [4 * n] * W)
     # The metrics compare the update (x_before - x_after) / lr, recovered from fp32 parameters, with
     # the dense mean: equal up to the parameters' rounding (|x| / |lr * g| ulps) and summation order.
-    assert (f["metrics/relative_error"][:] <= 1e-5).all(), f["metrics/relative_error"][:]
-    np.testing.assert_allclose(f["metrics/cosine"][:], 1.0, atol=1e-6)
+    assert (f["steps/relative_error"][:] <= 1e-5).all(), f["steps/relative_error"][:]
+    np.testing.assert_allclose(f["steps/cosine"][:], 1.0, atol=1e-6)
 
 # ---- topk, k = 2 with error feedback: gathered (index int32, value fp32) pairs -------------------
 K = 2
@@ -138,31 +146,31 @@ with replay(os.path.join(out_folder, f"topk-w{W}.h5"), "compressor.name=topk",
     check_params(f, aggregates)
     payload = sum(8 * min(K, int(np.prod(s))) for s in SHAPES.values())  # 16 + 16 + 8
     for s in range(STEPS):
-        np.testing.assert_array_equal(f["bytes_sent"][s], [(W - 1) * payload] * W)
-        np.testing.assert_array_equal(f["bytes_received"][s], [(W - 1) * payload] * W)
-        np.testing.assert_array_equal(f["payload_bytes"][s], [payload] * W)
-    error = f["metrics/relative_error"][:]
+        np.testing.assert_array_equal(f["steps/bytes_sent"][s], [(W - 1) * payload] * W)
+        np.testing.assert_array_equal(f["steps/bytes_received"][s], [(W - 1) * payload] * W)
+        np.testing.assert_array_equal(f["steps/payload_bytes"][s], [payload] * W)
+    error = f["steps/relative_error"][:]
     assert (error > 0).all(), error
-    cumulative = f["metrics/cumulative_relative_error"][:]
+    cumulative = f["steps/cumulative_relative_error"][:]
     for w in range(W):
         np.testing.assert_allclose(error[:, w], expected_error, rtol=1e-4)
         np.testing.assert_allclose(cumulative[:, w], expected_cumulative, rtol=1e-4)
     # Error feedback sends later what it holds back: the cumulative error falls below the per-step one.
     assert cumulative[-1].mean() < error[-1].mean(), (cumulative[-1], error[-1])
-    assert ((f["metrics/cosine"][:] > 0) & (f["metrics/cosine"][:] < 1)).all()
+    assert ((f["steps/cosine"][:] > 0) & (f["steps/cosine"][:] < 1)).all()
 
 # ---- replay.steps, and an --out that exists ----------------------------------------------
 with replay(os.path.join(out_folder, f"short-w{W}.h5"), "replay.steps=2") as f:
-    assert f.attrs["steps"] == 2 and f["params/layer.bias"].shape == (3, W, 11)
+    assert f["steps/step"].shape == (2,) and f["params/layer.bias"].shape == (3, W, 11)
 out = os.path.join(out_folder, f"short-w{W}.h5")
 refused = subprocess.run([mpiexec, "-n", str(W), "--oversubscribe", lowcomm, "replay", "--trace",
                           trace, "--out", out], capture_output=True, text=True)
 assert refused.returncode == 2 and "--force" in refused.stderr, (refused.returncode, refused.stderr)
 with h5py.File(out, "r") as f:  # untouched
-    assert f.attrs["steps"] == 2
+    assert f["steps/step"].shape == (2,)
 forced = subprocess.run([mpiexec, "-n", str(W), "--oversubscribe", lowcomm, "replay", "--trace",
                          trace, "--out", out, "--force"], capture_output=True, text=True)
 assert forced.returncode == 0, forced.stderr
 with h5py.File(out, "r") as f:
-    assert f.attrs["steps"] == STEPS
+    assert f["steps/step"].shape == (STEPS,)
 print(f"replay at {W} ranks: ok")

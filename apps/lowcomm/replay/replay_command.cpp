@@ -21,6 +21,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -31,9 +32,11 @@
 #include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/strategy/registry.hpp"
 #include "lowcomm/log/gradient_trace.hpp"
+#include "lowcomm/comm/host_names.hpp"
 #include "lowcomm/log/replay_output.hpp"
 #include "common/mpi_session.hpp"
 #include "common/run_config.hpp"
+#include "common/step_recorder.hpp"
 
 namespace lowcomm::cli {
 
@@ -71,6 +74,14 @@ void add_replay_keys(ConfigSchema& schema) {
 }
 
 namespace {
+
+// What each rank contributes to a step's row besides its traffic (the step recorder's).
+struct RankMetrics {
+  std::int64_t payload_bytes = 0;
+  double relative_error = 0;
+  double cosine = 0;
+  double cumulative_relative_error = 0;  // of the updates so far against the dense means so far
+};
 
 // How far the step's update (x_before - x_after) / lr is from the dense mean gradient (a dense SGD
 // step), over all tensors at once; with data_parallel and plain SGD the update is the aggregate.
@@ -187,6 +198,7 @@ int run(const ReplayArguments& arguments) {
 
     std::optional<ReplayOutput> output;
     const std::vector<std::int64_t> dense_sent = dense_bytes_sent(comm->options(), w, n);
+    const std::vector<std::string> hosts = gather_host_names(mpi.control());
     on_rank_zero_agreed(mpi.control(), [&] {
       const std::filesystem::path out(arguments.out);
       std::error_code error;
@@ -198,29 +210,33 @@ int run(const ReplayArguments& arguments) {
         throw ConfigError(fmt::format("--out {} exists: pass --force to replace it, or choose "
                                       "another path", arguments.out));
       }
-      const ReplayOutputMetadata metadata{
-          .config = config.to_toml(),
-          .trace = std::filesystem::absolute(arguments.trace).string(),
-          .strategy = strategy_name,
-          .compressor = compressor_name,
-          .network = describe_network(config),
-          .seed = config.get_int("seed"),
-          .lr = config.get_double("replay.lr"),
-          .dense_bytes_sent = dense_sent};
-      output.emplace(out, trace->tensors(), w, steps, metadata);
+      RunMetadata metadata = RunMetadata::for_this_process(
+          config.to_toml(), w, hosts, static_cast<std::uint64_t>(config.get_int("seed")));
+      metadata.extra = {{"kind", "replay"},
+                        {"trace", std::filesystem::absolute(arguments.trace).string()},
+                        {"strategy", strategy_name},
+                        {"compressor", compressor_name},
+                        {"network", describe_network(config)}};
+      output.emplace(out, tensors, steps, metadata, dense_sent);
       // Every rank starts from the same values, read from the same file.
       for (int r = 0; r < w; ++r) output->write_params(0, r, params);
     });
 
     // The dense mean and the gathers to rank 0 are bookkeeping: the uncounted control channel.
     const ControlChannel& control = mpi.control();
+    StepRecorder recorder(*comm, control, participation_from_config(config, w, static_cast<std::uint64_t>(config.get_int("seed"))));
     const double lr = config.get_double("replay.lr");
     const bool skip_nonfinite = config.get_string("replay.nonfinite") == "skip";
     double sum_relative_error = 0, sum_cosine = 0, sum_sent = 0, last_cumulative_error = 0;
     std::int64_t skipped = 0;
     // Rank 0 writes every rank's parameters after the step and the step's row. It takes every
     // rank's parameters even after a failed write, or the senders would wait forever.
-    auto write_rows = [&](std::int64_t step, const std::vector<RankStep>& all_steps) {
+    auto write_rows = [&](std::int64_t step, const std::vector<RankMetrics>& all, const StepTraffic& traffic) {
+      std::optional<RowValues> row;
+      if (rank == 0) row.emplace(output->step_row());
+      for (const StepTraffic& r : recorder.record(static_cast<std::uint64_t>(step), traffic, row ? &*row : nullptr)) {
+        sum_sent += static_cast<double>(r.sent);
+      }
       std::exception_ptr failure;
       control.stream_to_root(params, [&](int r, std::span<const float> values) {
         if (failure) return;
@@ -232,7 +248,17 @@ int run(const ReplayArguments& arguments) {
       });
       on_rank_zero_agreed(control, [&] {
         if (failure) std::rethrow_exception(failure);
-        output->write_step(step, all_steps);
+        const auto column = [&](auto member) {
+          std::vector<std::remove_cvref_t<decltype(all[0].*member)>> values;
+          for (const RankMetrics& r : all) values.push_back(r.*member);
+          return values;
+        };
+        row->set("step", step).set("lr", lr)
+            .set("payload_bytes", std::span<const std::int64_t>(column(&RankMetrics::payload_bytes)))
+            .set("relative_error", std::span<const double>(column(&RankMetrics::relative_error)))
+            .set("cosine", std::span<const double>(column(&RankMetrics::cosine)))
+            .set("cumulative_relative_error", std::span<const double>(column(&RankMetrics::cumulative_relative_error)));
+        output->write_step(*row);
       });
     };
 
@@ -253,15 +279,15 @@ int run(const ReplayArguments& arguments) {
         if (!skip_nonfinite) agree_on_failure(control, [] { throw ReportedFailure(kNonFiniteExit); });
         ++skipped;
         const double nan = std::numeric_limits<double>::quiet_NaN();
-        const std::vector<RankStep> all_steps =
-            control.gather_to_root(RankStep{.relative_error = nan, .cosine = nan, .cumulative_relative_error = nan});
-        write_rows(step, all_steps);
+        const std::vector<RankMetrics> all = control.gather_to_root(
+            RankMetrics{.relative_error = nan, .cosine = nan, .cumulative_relative_error = nan});
+        write_rows(step, all, StepTraffic{});
         continue;
       }
       update = params;
       const SyncReport report =
           strategy->step(static_cast<std::uint64_t>(step), lr, param_views, grad_inputs).sync;
-      comm->synchronize_clock();
+      const StepTraffic traffic = recorder.settle(report);
       for (std::size_t i = 0; i < n; ++i) {
         update[i] = static_cast<float>((static_cast<double>(update[i]) - params[i]) / lr);
       }
@@ -278,23 +304,17 @@ int run(const ReplayArguments& arguments) {
       const double cumulative_error =
           compare(std::span<const double>(total_update), std::span<const double>(total_mean)).first;
 
-      const RankStep mine{.bytes_sent = static_cast<std::int64_t>(report.comm.bytes_sent),
-                          .bytes_received = static_cast<std::int64_t>(report.comm.bytes_received),
-                          .payload_bytes = static_cast<std::int64_t>(report.payload_bytes),
-                          .relative_error = relative_error,
-                          .cosine = cosine,
-                          .cumulative_relative_error = cumulative_error,
-                          .measured_comm_s = report.comm.measured_s,
-                          .modelled_comm_s = report.comm.modelled_s,
-                          .codec_s = report.codec_s};
-      const std::vector<RankStep> all_steps = control.gather_to_root(mine);
-      write_rows(step, all_steps);
+      const RankMetrics mine{.payload_bytes = static_cast<std::int64_t>(report.payload_bytes),
+                             .relative_error = relative_error,
+                             .cosine = cosine,
+                             .cumulative_relative_error = cumulative_error};
+      const std::vector<RankMetrics> all = control.gather_to_root(mine);
+      write_rows(step, all, traffic);
       last_cumulative_error = 0;
-      for (const RankStep& r : all_steps) {
+      for (const RankMetrics& r : all) {
         last_cumulative_error += r.cumulative_relative_error / static_cast<double>(w);
         sum_relative_error += r.relative_error;
         sum_cosine += r.cosine;
-        sum_sent += static_cast<double>(r.bytes_sent);
       }
     }
     on_rank_zero_agreed(mpi.control(), [&] { output->commit(); });

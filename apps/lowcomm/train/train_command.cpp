@@ -38,6 +38,7 @@
 #include "lowcomm/optim/lr_schedule.hpp"
 #include "lowcomm/strategy/registry.hpp"
 #include "common/mpi_session.hpp"
+#include "common/step_recorder.hpp"
 #include "common/run_config.hpp"
 #include "checkpoint_store.hpp"
 #include "fault_injection.hpp"
@@ -61,11 +62,9 @@ struct TrainArguments {
   std::string timeline;
 };
 
-// What each rank contributes to a row of the log.
+// What each rank contributes to a row of the log besides its traffic (the step recorder's).
 struct RankStep {
-  double loss = 0, grad_norm = 0, compute_s = 0, codec_s = 0, measured_s = 0, modelled_s = 0;
-  double exposed_s = 0, hidden_s = 0;  // on the simulated clock (Communicator::overlap)
-  std::int64_t sent = 0, received = 0;
+  double loss = 0, grad_norm = 0, compute_s = 0;
 };
 
 // The keys that may change when a run is resumed: its length, how often it reports, how many
@@ -101,7 +100,7 @@ class Trainer {
       const ExecutionContext execution = execution_context_from_config(config);
       model_ = std::make_unique<gpt::GptModel>(shape, seed, execution);
       comm_.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
-      participation_ = participation_from_config(config, mpi.size(), seed);
+      recorder_.emplace(*comm_, mpi.control(), participation_from_config(config, mpi.size(), seed));
       // An exchange in flight (DeMo's stale step, streaming DiLoCo, DDP's buckets) moves during
       // the passes; a strategy that overlaps hears of each finished gradient of the last
       // micro-batch (the earlier ones are not final).
@@ -302,28 +301,19 @@ class Trainer {
         // Every rank stops here together; the message was printed above.
         agree_on_failure(control(), [] { throw ReportedFailure(kNonFiniteExit); });
       }
-      mine = RankStep{.loss = std::numeric_limits<double>::quiet_NaN(), .grad_norm = mine.grad_norm,
-                      .compute_s = mine.compute_s};
-      log_step(step, schedule_->at(static_cast<std::uint64_t>(step)), mine, static_cast<double>(b) * t);
+      mine.loss = std::numeric_limits<double>::quiet_NaN();
+      log_step(step, schedule_->at(static_cast<std::uint64_t>(step)), mine, StepTraffic{}, static_cast<double>(b) * t);
     } else {
       const double lr = schedule_->at(static_cast<std::uint64_t>(step));
       const StrategyStepReport report = strategy_->step(static_cast<std::uint64_t>(step), lr,
                                                         model_->parameter_spans(), model_->gradient_views());
-      const OverlapTotals settled_before = comm_->overlap();
-      comm_->synchronize_clock();
+      const StepTraffic traffic = recorder_->settle(report.sync);
       clock_s_ = comm_->simulated_seconds();  // identical on every rank right after the settlement
-      mine.exposed_s = comm_->overlap().exposed_s - settled_before.exposed_s;
-      mine.hidden_s = comm_->overlap().hidden_s - settled_before.hidden_s;
-      mine.codec_s = report.sync.codec_s;
-      mine.measured_s = report.sync.comm.measured_s;
-      mine.modelled_s = report.sync.comm.modelled_s;
-      mine.sent = static_cast<std::int64_t>(report.sync.comm.bytes_sent);
-      mine.received = static_cast<std::int64_t>(report.sync.comm.bytes_received);
       record_trace();
-      const double loss = log_step(step, lr, mine, static_cast<double>(b) * t);
+      const double loss = log_step(step, lr, mine, traffic, static_cast<double>(b) * t);
       loss_of_step_[step] = loss;  // rank 0's: the mean over ranks
-      sent_total_ += static_cast<double>(mine.sent);
-      modelled_total_ += mine.modelled_s;
+      sent_total_ += static_cast<double>(traffic.sent);
+      modelled_total_ += traffic.modelled_s;
       tokens_since_start_ += static_cast<double>(b) * t * mpi_.size();
       if (mpi_.rank() == 0) {
         progress.print({.step = step, .loss = loss, .lr = lr,
@@ -358,39 +348,24 @@ class Trainer {
   }
 
   // Gathers every rank's numbers to rank 0, which writes the row; returns the mean loss there.
-  double log_step(std::int64_t step, double lr, const RankStep& mine, double rank_tokens) {
+  double log_step(std::int64_t step, double lr, const RankStep& mine, const StepTraffic& traffic,
+                  double rank_tokens) {
     const std::vector<RankStep> all = control().gather_to_root(mine);
+    std::optional<RowValues> row;
+    if (mpi_.rank() == 0) row.emplace(log_->row("steps"));
+    recorder_->record(static_cast<std::uint64_t>(step), traffic, row ? &*row : nullptr);
     double mean_loss = 0;
     on_rank_zero_agreed(control(), [&] {
-      std::vector<std::int64_t> sent, received;
-      double norm = 0, compute = 0, codec = 0, measured = 0, modelled = 0, exposed = 0, hidden = 0;
+      double norm = 0, compute = 0;
       for (const RankStep& r : all) {
         mean_loss += r.loss / static_cast<double>(all.size());
         norm += r.grad_norm / static_cast<double>(all.size());
         compute = std::max(compute, r.compute_s);
-        codec = std::max(codec, r.codec_s);
-        measured = std::max(measured, r.measured_s);
-        modelled = std::max(modelled, r.modelled_s);
-        if (r.exposed_s >= exposed) {  // the pair of the rank that waited longest
-          exposed = r.exposed_s;
-          hidden = r.hidden_s;
-        }
-        sent.push_back(r.sent);
-        received.push_back(r.received);
       }
-      std::vector<bool> drawn = participation_.present(static_cast<std::uint64_t>(step));
-      std::vector<std::int64_t> present(all.size(), 1);
-      for (std::size_t r = 0; r < drawn.size(); ++r) present[r] = drawn[r] ? 1 : 0;
-      RowValues row = log_->row("steps");
-      row.set("step", step).set("loss", mean_loss).set("lr", lr)
+      row->set("step", step).set("loss", mean_loss).set("lr", lr)
           .set("tokens", static_cast<std::int64_t>(rank_tokens) * mpi_.size())
-          .set("bytes_sent", std::span<const std::int64_t>(sent))
-          .set("bytes_received", std::span<const std::int64_t>(received))
-          .set("present", std::span<const std::int64_t>(present))
-          .set("compute_s", compute).set("compress_s", codec).set("comm_measured_s", measured)
-          .set("comm_modelled_s", modelled).set("comm_exposed_s", exposed).set("comm_hidden_s", hidden)
-          .set("simulated_s", comm_->simulated_seconds()).set("grad_norm", norm);
-      log_->write_row(row);
+          .set("compute_s", compute).set("grad_norm", norm);
+      log_->write_row(*row);
     });
     return mean_loss;
   }
@@ -501,7 +476,7 @@ class Trainer {
   std::optional<TrainingData> data_;
   std::unique_ptr<gpt::GptModel> model_;
   std::optional<Communicator> comm_;
-  Participation participation_;  // who takes part in each step: the log's `present` column
+  std::optional<StepRecorder> recorder_;  // the log's traffic columns, `present` included
   std::unique_ptr<Strategy> strategy_;
   std::optional<LrSchedule> schedule_;
   std::optional<RunLog> log_;

@@ -38,7 +38,10 @@ struct Message {
 
 struct Received {
   std::span<const float> sum;                        // Sum: element-wise sum over ranks, as float
-  std::vector<std::span<const std::byte>> gathered;  // GatherBytes: each rank's payload, in rank order
+  std::vector<std::span<const std::byte>> gathered;  // GatherBytes: each present rank's payload, in rank order
+  // GatherBytes: the rank that sent gathered[i]; empty when every rank is present (then rank i).
+  std::vector<int> senders;
+  int sender(std::size_t i) const { return senders.empty() ? static_cast<int>(i) : senders[i]; }
 };
 
 }  // namespace lowcomm

@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "lowcomm/core/tensor.hpp"
 #include "lowcomm/log/run_metadata.hpp"
 
 namespace lowcomm {
@@ -44,14 +45,38 @@ struct TableSchema {
   std::vector<Column> columns;
 };
 
+// A dataset of fixed shape, created with the log and written block by block rather than grown
+// row by row (the replay's parameters of every rank after every step). Its name may hold '/'
+// to sit in a group ("params/layer0.weight"); the groups are made as needed.
+enum class ArrayType { Float32, Float64, Int64 };
+
+struct ArraySchema {
+  std::string name;
+  ArrayType type;
+  std::vector<std::uint64_t> shape;
+  std::string unit;
+  std::string description;
+};
+
 struct LogSchema {
   std::vector<TableSchema> tables;
+  std::vector<ArraySchema> arrays;  // a log with arrays is written once: it cannot be appended to
 };
+
+// The columns every step row has, whoever steps (train, replay): the traffic of the step's
+// exchanges and the simulated clock, per rank where ranks differ. Filled by the apps' step
+// recorder.
+std::vector<Column> step_traffic_columns(int world_size);
 
 // The columns a training run logs (DESIGN.md, "Run log"): table "steps" with one row per
 // optimizer step, table "eval" with one row per evaluation. Per-rank columns have width
 // world_size.
 LogSchema training_log_schema(int world_size);
+
+// What `lowcomm replay` writes (docs/replay.md): table "steps" (the traffic columns, and how far
+// each rank's update is from a dense SGD step), array params/<name> [steps + 1, W, *shape] per
+// tensor (the parameters on every rank after every step) and dense_bytes_sent [W].
+LogSchema replay_log_schema(int world_size, std::span<const TensorInfo> tensors, std::int64_t steps);
 
 // One row of one table, made by RunLog::row(). Every column must be set, with its own type and
 // width, before RunLog::write_row; mistakes throw LogError naming the column.
@@ -114,6 +139,12 @@ class RunLog {
 
   RowValues row(std::string_view table) const;  // an empty row of that table
   void write_row(const RowValues& row);
+  // Writes the block of array `name` at `leading` (one index per leading dimension), which spans
+  // the remaining dimensions: values.size() must be their product. The type must be the array's.
+  void write_array(std::string_view name, std::span<const std::uint64_t> leading, std::span<const float> values);
+  void write_array(std::string_view name, std::span<const std::uint64_t> leading, std::span<const double> values);
+  void write_array(std::string_view name, std::span<const std::uint64_t> leading,
+                   std::span<const std::int64_t> values);
   std::int64_t rows(std::string_view table) const;
   void flush();  // makes every row written so far visible to readers and safe from a kill
   void close();  // flushes and closes; later calls other than close() throw
@@ -122,6 +153,8 @@ class RunLog {
   struct Impl;
   explicit RunLog(std::unique_ptr<Impl> impl);
   Impl& open_impl() const;
+  void write_block(std::string_view name, std::span<const std::uint64_t> leading, ArrayType type, const void* data,
+                   std::size_t elements);
 
   std::unique_ptr<Impl> impl_;
 };

@@ -65,7 +65,7 @@ class DctTopK final : public Compressor {
     for (std::size_t w = 0; w < received.gathered.size(); ++w) {
       const std::span<const std::byte> payload = received.gathered[w];
       if (payload.size() != plan.payload_bytes()) {
-        throw Error(fmt::format("dct_topk: rank {} sent {} bytes for '{}', expected {}", w, payload.size(),
+        throw Error(fmt::format("dct_topk: rank {} sent {} bytes for '{}', expected {}", received.sender(w), payload.size(),
                                 unit.name, plan.payload_bytes()));
       }
       const auto [index_part, value_part] = split(payload, plan);

@@ -55,13 +55,13 @@ class Quantize final : public Compressor {
       throw Error(fmt::format("quantize: unit '{}' received {} payloads from {} ranks", unit.name, world,
                               unit.contributors()));
     }
-    dequantize(unit, received.gathered[0], aggregate, 0);
+    dequantize(unit, received.gathered[0], aggregate, received.sender(0));
     if (world == 1) {
       for (float& x : aggregate) x = (0.0f + x) / ranks;
       return std::nullopt;
     }
     for (std::size_t w = 1; w < world; ++w) {
-      dequantize(unit, received.gathered[w], values, w);
+      dequantize(unit, received.gathered[w], values, received.sender(w));
       const bool first = w == 1, last = w + 1 == world;
       float* a = aggregate.data();
       const float* v = values.data();
@@ -81,7 +81,7 @@ class Quantize final : public Compressor {
 
   void transmitted(const UnitContext& unit, std::span<const float>, const UnitScratch& scratch,
                    std::span<float> out) const override {
-    dequantize(unit, scratch.get<Buffers>().own_payload, out, static_cast<std::size_t>(unit.rank));
+    dequantize(unit, scratch.get<Buffers>().own_payload, out, unit.rank);
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
@@ -108,7 +108,7 @@ class Quantize final : public Compressor {
   }
 
   void dequantize(const UnitContext& unit, std::span<const std::byte> payload, std::span<float> out,
-                  std::size_t from_rank) const {
+                  int from_rank) const {
     const Layout layout = layout_of(unit);
     if (payload.size() != layout.bytes()) {
       throw Error(fmt::format("quantize: rank {} sent {} bytes for unit '{}', expected {}", from_rank,

@@ -53,7 +53,7 @@ class TopK final : public Compressor {
     for (std::size_t w = 0; w < received.gathered.size(); ++w) {
       const std::span<const std::byte> payload = received.gathered[w];
       if (payload.size() != payload_bytes(unit)) {
-        throw Error(fmt::format("topk: rank {} sent {} bytes for unit '{}', expected {}", w, payload.size(),
+        throw Error(fmt::format("topk: rank {} sent {} bytes for unit '{}', expected {}", received.sender(w), payload.size(),
                                 unit.name, payload_bytes(unit)));
       }
       kernels::unpack_indices(unit.execution.backend, payload.first(index_bytes), index_width(unit),

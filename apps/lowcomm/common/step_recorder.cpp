@@ -1,0 +1,54 @@
+#include "common/step_recorder.hpp"
+
+#include <algorithm>
+#include <span>
+#include <utility>
+
+namespace lowcomm::cli {
+
+StepRecorder::StepRecorder(Communicator& comm, const ControlChannel& control, Participation participation)
+    : comm_(comm), control_(control), participation_(std::move(participation)) {}
+
+StepTraffic StepRecorder::settle(const SyncReport& sync) {
+  const OverlapTotals before = comm_.overlap();
+  comm_.synchronize_clock();
+  return {.sent = static_cast<std::int64_t>(sync.comm.bytes_sent),
+          .received = static_cast<std::int64_t>(sync.comm.bytes_received),
+          .codec_s = sync.codec_s,
+          .measured_s = sync.comm.measured_s,
+          .modelled_s = sync.comm.modelled_s,
+          .exposed_s = comm_.overlap().exposed_s - before.exposed_s,
+          .hidden_s = comm_.overlap().hidden_s - before.hidden_s};
+}
+
+std::vector<StepTraffic> StepRecorder::record(std::uint64_t step, const StepTraffic& mine, RowValues* row) const {
+  const std::vector<StepTraffic> all = control_.gather_to_root(mine);
+  if (!control_.is_root()) return all;
+  std::vector<std::int64_t> sent, received, present(all.size(), 1);
+  double codec = 0, measured = 0, modelled = 0, exposed = 0, hidden = 0;
+  for (const StepTraffic& r : all) {
+    sent.push_back(r.sent);
+    received.push_back(r.received);
+    codec = std::max(codec, r.codec_s);
+    measured = std::max(measured, r.measured_s);
+    modelled = std::max(modelled, r.modelled_s);
+    if (r.exposed_s >= exposed) {  // the pair of the rank that waited longest
+      exposed = r.exposed_s;
+      hidden = r.hidden_s;
+    }
+  }
+  const std::vector<bool> drawn = participation_.present(step);
+  for (std::size_t r = 0; r < drawn.size(); ++r) present[r] = drawn[r] ? 1 : 0;
+  row->set("bytes_sent", std::span<const std::int64_t>(sent))
+      .set("bytes_received", std::span<const std::int64_t>(received))
+      .set("present", std::span<const std::int64_t>(present))
+      .set("compress_s", codec)
+      .set("comm_measured_s", measured)
+      .set("comm_modelled_s", modelled)
+      .set("comm_exposed_s", exposed)
+      .set("comm_hidden_s", hidden)
+      .set("simulated_s", comm_.simulated_seconds());
+  return all;
+}
+
+}  // namespace lowcomm::cli

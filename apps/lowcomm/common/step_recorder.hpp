@@ -1,0 +1,44 @@
+#pragma once
+// What train and replay record of every step's exchanges, the same way: the step's traffic and
+// times on every rank, settled on the simulated clock, gathered to rank 0 and written into the
+// step traffic columns of the log's row (log/run_log.hpp, step_traffic_columns). The commands
+// add their own columns (loss, error against a dense step...) to the same row.
+#include <cstdint>
+#include <vector>
+
+#include "lowcomm/comm/communicator.hpp"
+#include "lowcomm/comm/control_channel.hpp"
+#include "lowcomm/comm/participation.hpp"
+#include "lowcomm/compress/compressed_all_reduce.hpp"
+#include "lowcomm/log/run_log.hpp"
+
+namespace lowcomm::cli {
+
+// One rank's share of a step's row. Plain data: gathered to rank 0 as bytes.
+struct StepTraffic {
+  std::int64_t sent = 0, received = 0;
+  double codec_s = 0, measured_s = 0, modelled_s = 0;
+  double exposed_s = 0, hidden_s = 0;  // on the simulated clock (Communicator::overlap)
+};
+
+class StepRecorder {
+ public:
+  // `participation`: who takes part in each step (the `present` column); the default: everyone.
+  StepRecorder(Communicator& comm, const ControlChannel& control, Participation participation = {});
+
+  // Settles the step on the simulated clock (every rank, collectively) and returns this rank's
+  // traffic: the exchanges of `sync` and the time the settlement exposed and hid.
+  StepTraffic settle(const SyncReport& sync);
+
+  // Gathers every rank's traffic to rank 0 (collective; `mine` is StepTraffic{} for a step that
+  // exchanged nothing). On rank 0 `row` gets the step traffic columns and the result is every
+  // rank's traffic, in rank order; elsewhere `row` is unused (it may be null) and the result empty.
+  std::vector<StepTraffic> record(std::uint64_t step, const StepTraffic& mine, RowValues* row) const;
+
+ private:
+  Communicator& comm_;
+  const ControlChannel& control_;
+  Participation participation_;
+};
+
+}  // namespace lowcomm::cli
