@@ -19,7 +19,7 @@ endif()
 
 set(LOWCOMM_HAVE_KOKKOS OFF)
 if(LOWCOMM_ENABLE_KOKKOS)
-  find_package(Kokkos REQUIRED)
+  include(LowcommKokkos)
   set(LOWCOMM_HAVE_KOKKOS ON)
   message(STATUS "lowcomm: Kokkos ${Kokkos_VERSION} enabled")
 endif()

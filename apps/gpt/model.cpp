@@ -23,6 +23,12 @@ using namespace lowcomm::kernels;
 GptModel::GptModel(GptConfig config, std::uint64_t seed, ExecutionContext execution)
     : config_(config), backend_(execution.backend), layout_(config) {
   if (backend_ == Backend::Cuda) unsupported("GptModel", backend_);
+  if (backend_ == Backend::Kokkos) {
+    // kernels/kokkos holds the compressors' kernels only; the model's layers are not ported.
+    throw ConfigError("compute.backend = \"kokkos\" runs the compressors' kernels, and the reference model has no "
+                      "kokkos kernels: train with compute.backend = \"cpu\", or use the kokkos backend where no "
+                      "model runs (lowcomm replay, lowcomm bench compressors)");
+  }
   parameters_.assign(static_cast<std::size_t>(layout_.total()), 0.0f);
   gradients_.assign(static_cast<std::size_t>(layout_.total()), 0.0f);
   parameter_spans_ = layout_.spans(parameters_);

@@ -138,6 +138,7 @@ void attention_forward(Backend backend, std::span<float> out, std::span<float> a
           for (std::int64_t t = 0; t < T; ++t)
             forward_row<true>(s, out.data(), att.data(), qkv.data(), b, h, t);
       return;
+    case Backend::Kokkos:
     case Backend::Cuda: break;
   }
   unsupported("attention_forward", backend);
@@ -163,6 +164,7 @@ void attention_backward(Backend backend, std::span<float> dqkv, std::span<float>
         for (std::int64_t h = 0; h < H; ++h)
           backward_head<true>(s, dqkv.data(), datt.data(), dout.data(), qkv.data(), att.data(), b, h);
       return;
+    case Backend::Kokkos:
     case Backend::Cuda: break;
   }
   unsupported(kernel, backend);

@@ -4,6 +4,9 @@
 
 #include "blas.hpp"
 #include "lowcomm/error.hpp"
+#if LOWCOMM_HAVE_KOKKOS
+#include "../kokkos/kokkos_backend.hpp"
+#endif
 
 namespace lowcomm::kernels {
 
@@ -11,12 +14,21 @@ std::string_view to_string(Backend backend) {
   switch (backend) {
     case Backend::Reference: return "reference";
     case Backend::Cpu: return "cpu";
+    case Backend::Kokkos: return "kokkos";
     case Backend::Cuda: return "cuda";
   }
   return "?";
 }
 
 std::string_view cpu_matrix_products() { return detail::sgemm_provider(); }
+
+std::string kokkos_description() {
+#if LOWCOMM_HAVE_KOKKOS
+  return kokkos_backend::description();
+#else
+  return "";
+#endif
+}
 
 void unsupported(std::string_view kernel, Backend backend) {
   throw Error(fmt::format("kernel {} has no {} implementation in this build", kernel, to_string(backend)));

@@ -104,6 +104,7 @@ void cross_entropy_forward(Backend backend, std::span<float> losses, std::span<c
       return rows<false>(losses.data(), nullptr, logits.data(), targets.data(), N, V, 0.0f);
     case Backend::Cpu:
       return rows<true>(losses.data(), nullptr, logits.data(), targets.data(), N, V, 0.0f);
+    case Backend::Kokkos:
     case Backend::Cuda: break;
   }
   unsupported("cross_entropy_forward", backend);
@@ -122,6 +123,7 @@ void cross_entropy_forward_backward(Backend backend, std::span<float> losses,
       return rows<false>(losses.data(), dlogits.data(), logits.data(), targets.data(), N, V, scale);
     case Backend::Cpu:
       return rows<true>(losses.data(), dlogits.data(), logits.data(), targets.data(), N, V, scale);
+    case Backend::Kokkos:
     case Backend::Cuda: break;
   }
   unsupported(kernel, backend);

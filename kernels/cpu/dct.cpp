@@ -15,6 +15,9 @@
 #include "dct_chunks.hpp"
 #include "lowcomm/core/simd_clones.hpp"
 #include "lowcomm/error.hpp"
+#if LOWCOMM_HAVE_KOKKOS
+#include "../kokkos/kokkos_backend.hpp"
+#endif
 
 namespace lowcomm::kernels {
 
@@ -562,6 +565,10 @@ void dct_encode_blocks(Backend backend, const BlockLayout& layout, std::span<con
   switch (backend) {
     case Backend::Reference: return encode_reference(layout, tensor, coefficients);
     case Backend::Cpu: return encode_cpu(layout, tensor, coefficients);
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      return kokkos_backend::dct_encode_blocks(layout, tensor, coefficients);
+#endif
     case Backend::Cuda: break;
   }
   unsupported(kEncode, backend);
@@ -573,6 +580,10 @@ void dct_decode_blocks(Backend backend, const BlockLayout& layout,
   switch (backend) {
     case Backend::Reference: return decode_reference(layout, coefficients, tensor);
     case Backend::Cpu: return decode_cpu(layout, coefficients, tensor);
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      return kokkos_backend::dct_decode_blocks(layout, coefficients, tensor);
+#endif
     case Backend::Cuda: break;
   }
   unsupported(kDecode, backend);

@@ -40,10 +40,11 @@ void dct_topk_per_block(Backend backend, const BlockLayout& layout, std::span<co
                             kEncode, entries, indices.size(), selected.size()));
   }
   switch (backend) {
-    case Backend::Reference: {
+    case Backend::Reference:
+    case Backend::Kokkos: {  // the two kernels one after the other
       std::vector<float> coefficients(tensor.size());
-      dct_encode_blocks(Backend::Reference, layout, tensor, coefficients);
-      return topk_per_block(Backend::Reference, coefficients, block_size, kept, indices, selected);
+      dct_encode_blocks(backend, layout, tensor, coefficients);
+      return topk_per_block(backend, coefficients, block_size, kept, indices, selected);
     }
     case Backend::Cpu:
       return detail::dct_encode_chunks(layout, tensor, [&](std::int64_t first, std::int64_t blocks, const float* q) {
@@ -65,10 +66,11 @@ void scatter_mean_dct_decode(Backend backend, const BlockLayout& layout, std::in
   const std::int64_t block_size = layout.block_size();
   detail::check_block_pairs(kDecode, block_size, k, sources, layout.size());
   switch (backend) {
-    case Backend::Reference: {
+    case Backend::Reference:
+    case Backend::Kokkos: {
       std::vector<float> coefficients(tensor.size());
-      scatter_mean_per_block(Backend::Reference, block_size, k, sources, coefficients);
-      return dct_decode_blocks(Backend::Reference, layout, coefficients, tensor);
+      scatter_mean_per_block(backend, block_size, k, sources, coefficients);
+      return dct_decode_blocks(backend, layout, coefficients, tensor);
     }
     case Backend::Cpu:
       return detail::dct_decode_chunks(

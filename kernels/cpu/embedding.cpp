@@ -52,6 +52,7 @@ void embedding_forward(Backend backend, std::span<float> out, std::span<const st
 #pragma omp parallel for schedule(static)
       for (std::int64_t bt = 0; bt < B * T; ++bt) row(bt);
       return;
+    case Backend::Kokkos:
     case Backend::Cuda: break;
   }
   unsupported("embedding_forward", backend);
@@ -83,6 +84,7 @@ void embedding_backward(Backend backend, std::span<float> dwte, std::span<float>
       columns(C * id / threads, C * (id + 1) / threads);
     }
       return;
+    case Backend::Kokkos:
     case Backend::Cuda: break;
   }
   unsupported("embedding_backward", backend);

@@ -57,6 +57,7 @@ void gelu_forward(Backend backend, std::span<float> out, std::span<const float> 
 #pragma omp parallel for simd schedule(static)
       for (std::int64_t i = 0; i < n; ++i) o[i] = gelu_cpu(x[i]);
       return;
+    case Backend::Kokkos:
     case Backend::Cuda: break;
   }
   unsupported("gelu_forward", backend);
@@ -80,6 +81,7 @@ void gelu_backward(Backend backend, std::span<float> dinp, std::span<const float
 #pragma omp parallel for simd schedule(static)
       for (std::int64_t i = 0; i < n; ++i) g[i] = gelu_grad_cpu(x[i]) * d[i];
       return;
+    case Backend::Kokkos:
     case Backend::Cuda: break;
   }
   unsupported("gelu_backward", backend);

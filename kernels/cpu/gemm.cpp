@@ -8,6 +8,9 @@
 #include <fmt/format.h>
 
 #include "lowcomm/error.hpp"
+#if LOWCOMM_HAVE_KOKKOS
+#include "../kokkos/kokkos_backend.hpp"
+#endif
 #include "blas.hpp"
 #include "lowcomm/kernels/linalg.hpp"
 #include "thin_gemm.hpp"
@@ -72,6 +75,10 @@ void gemm(Backend backend, bool transpose_a, bool transpose_b, std::int64_t m, s
         return detail::thin_product(thin, m, n, k, alpha, a.data(), b.data(), beta, c.data());
       }
       return detail::sgemm(transpose_a, transpose_b, m, n, k, alpha, a.data(), b.data(), beta, c.data());
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      return kokkos_backend::gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
+#endif
     case Backend::Cuda: break;
   }
   unsupported("gemm", backend);

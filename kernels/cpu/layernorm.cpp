@@ -123,6 +123,7 @@ void layernorm_forward(Backend backend, std::span<float> out, std::span<float> m
                           weight.data(), bias.data(), C, eps);
       }
       return;
+    case Backend::Kokkos:
     case Backend::Cuda: break;
   }
   unsupported(kernel, backend);
@@ -163,6 +164,7 @@ void layernorm_backward(Backend backend, std::span<float> dinp, std::span<float>
                       rstd.data(), N, C, C * id / threads, C * (id + 1) / threads);
     }
       return;
+    case Backend::Kokkos:
     case Backend::Cuda: break;
   }
   unsupported(kernel, backend);

@@ -124,6 +124,7 @@ void linear_forward(Backend backend, std::span<float> out, std::span<const float
     case Backend::Reference:
       return forward_reference(out.data(), inp.data(), weight.data(), b, N, IC, OC);
     case Backend::Cpu: return forward_cpu(out.data(), inp.data(), weight.data(), b, N, IC, OC);
+    case Backend::Kokkos:
     case Backend::Cuda: break;
   }
   unsupported("linear_forward", backend);
@@ -145,6 +146,7 @@ void linear_backward(Backend backend, std::span<float> dinp, std::span<float> dw
                                 IC, OC);
     case Backend::Cpu:
       return backward_cpu(di, dweight.data(), db, dout.data(), inp.data(), weight.data(), N, IC, OC);
+    case Backend::Kokkos:
     case Backend::Cuda: break;
   }
   unsupported(kernel, backend);

@@ -14,6 +14,9 @@
 #include <fmt/format.h>
 
 #include "lowcomm/error.hpp"
+#if LOWCOMM_HAVE_KOKKOS
+#include "../kokkos/kokkos_backend.hpp"
+#endif
 #include "lowcomm/kernels/linalg.hpp"
 
 namespace lowcomm::kernels {
@@ -133,6 +136,10 @@ void orthonormalize_columns(Backend backend, std::span<float> matrix, std::int64
   switch (backend) {
     case Backend::Reference: return orthonormalize_reference(matrix, rows, cols, epsilon);
     case Backend::Cpu: return orthonormalize_cpu(matrix, rows, cols, epsilon);
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      return kokkos_backend::orthonormalize_columns(matrix, rows, cols, epsilon);
+#endif
     case Backend::Cuda: break;
   }
   unsupported("orthonormalize_columns", backend);

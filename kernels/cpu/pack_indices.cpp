@@ -9,6 +9,9 @@
 #include <fmt/format.h>
 
 #include "lowcomm/error.hpp"
+#if LOWCOMM_HAVE_KOKKOS
+#include "../kokkos/kokkos_backend.hpp"
+#endif
 #include "lowcomm/kernels/pack.hpp"
 
 namespace lowcomm::kernels {
@@ -165,6 +168,13 @@ void pack_indices(Backend backend, std::span<const std::int64_t> indices, IndexW
         case IndexWidth::I64: return pack_cpu<8>(indices, out);
       }
       break;
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      if (const std::size_t bad = kokkos_backend::pack_indices(indices, bytes, out); bad < indices.size()) {
+        throw_unfit(bad, indices[bad], bytes);
+      }
+      return;
+#endif
     case Backend::Cuda: break;
   }
   unsupported("pack_indices", backend);
@@ -187,6 +197,13 @@ void unpack_indices(Backend backend, std::span<const std::byte> in, IndexWidth w
         case IndexWidth::I64: return unpack_cpu<8>(in, limit, out);
       }
       break;
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      if (const std::size_t bad = kokkos_backend::unpack_indices(in, bytes, limit, out); bad < out.size()) {
+        throw_out_of_range(bad, load_reference(&in[bad * bytes], bytes), limit);
+      }
+      return;
+#endif
     case Backend::Cuda: break;
   }
   unsupported("unpack_indices", backend);

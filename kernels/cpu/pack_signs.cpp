@@ -10,6 +10,9 @@
 #include <fmt/format.h>
 
 #include "lowcomm/error.hpp"
+#if LOWCOMM_HAVE_KOKKOS
+#include "../kokkos/kokkos_backend.hpp"
+#endif
 #include "lowcomm/kernels/pack.hpp"
 
 namespace lowcomm::kernels {
@@ -109,6 +112,11 @@ void pack_signs(Backend backend, std::span<const float> values, std::span<std::b
   switch (backend) {
     case Backend::Reference: return pack_reference(values, out);
     case Backend::Cpu: return pack_cpu(values, out);
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      if (const std::size_t nan = kokkos_backend::pack_signs(values, out); nan < values.size()) throw_nan(nan);
+      return;
+#endif
     case Backend::Cuda: break;
   }
   unsupported("pack_signs", backend);
@@ -123,6 +131,10 @@ void unpack_signs(Backend backend, std::span<const std::byte> in, std::span<floa
   switch (backend) {
     case Backend::Reference: return unpack_reference(in, out);
     case Backend::Cpu: return unpack_cpu(in, out);
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      return kokkos_backend::unpack_signs(in, out);
+#endif
     case Backend::Cuda: break;
   }
   unsupported("unpack_signs", backend);

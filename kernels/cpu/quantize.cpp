@@ -19,6 +19,9 @@
 #include "lowcomm/core/splitmix.hpp"
 #include "lowcomm/core/simd_clones.hpp"
 #include "lowcomm/error.hpp"
+#if LOWCOMM_HAVE_KOKKOS
+#include "../kokkos/kokkos_backend.hpp"
+#endif
 #include "lowcomm/kernels/quantize.hpp"
 
 namespace lowcomm::kernels {
@@ -428,6 +431,15 @@ void quantize(Backend backend, std::span<const float> x, std::size_t group, int 
   switch (backend) {
     case Backend::Reference: return quantize_reference(layout, x, rounding, seed, codes, scales);
     case Backend::Cpu: return quantize_cpu(layout, x, rounding, seed, codes, scales);
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      if (const std::size_t bad = kokkos_backend::quantize(x, group, bits, layout.levels, rounding == Rounding::Stochastic,
+                                                           seed, codes, scales);
+          bad < x.size()) {
+        throw_non_finite(x, bad);
+      }
+      return;
+#endif
     case Backend::Cuda: break;
   }
   unsupported("quantize", backend);
@@ -442,6 +454,14 @@ void dequantize(Backend backend, std::span<const std::byte> codes, std::span<con
   switch (backend) {
     case Backend::Reference: return dequantize_reference(layout, codes, scales, out);
     case Backend::Cpu: return dequantize_cpu(layout, codes, scales, out);
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      if (const std::size_t bad = kokkos_backend::dequantize(codes, scales, group, bits, layout.levels, out);
+          bad < out.size()) {
+        throw_bad_code(bad, read_code_reference(codes, bad, layout.bits), layout);
+      }
+      return;
+#endif
     case Backend::Cuda: break;
   }
   unsupported("dequantize", backend);

@@ -24,6 +24,7 @@ void residual_add(Backend backend, std::span<float> out, std::span<const float> 
 #pragma omp parallel for simd schedule(static)
       for (std::int64_t i = 0; i < n; ++i) o[i] = x[i] + y[i];
       return;
+    case Backend::Kokkos:
     case Backend::Cuda: break;
   }
   unsupported("residual_add", backend);

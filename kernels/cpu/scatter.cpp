@@ -12,6 +12,9 @@
 
 #include "block_mean.hpp"
 #include "lowcomm/error.hpp"
+#if LOWCOMM_HAVE_KOKKOS
+#include "../kokkos/kokkos_backend.hpp"
+#endif
 
 namespace lowcomm::kernels {
 
@@ -175,6 +178,10 @@ void scatter_add(Backend backend, std::span<const std::int64_t> indices,
   switch (backend) {
     case Backend::Reference:
     case Backend::Cpu: return add_in_order(indices, values, out);
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      return kokkos_backend::scatter_add(indices, values, out);
+#endif
     case Backend::Cuda: break;
   }
   unsupported(kAdd, backend);
@@ -190,6 +197,7 @@ void scatter_mean(Backend backend, std::span<const std::int64_t> indices,
   switch (backend) {
     case Backend::Reference: return mean_reference(indices, values, out);
     case Backend::Cpu: return mean_cpu(indices, values, out);
+    case Backend::Kokkos:
     case Backend::Cuda: break;
   }
   unsupported(kMean, backend);
@@ -201,6 +209,10 @@ void scatter_mean_per_block(Backend backend, std::int64_t block_size, std::int64
   switch (backend) {
     case Backend::Reference: return mean_per_block_reference(block_size, k, sources, out);
     case Backend::Cpu: return mean_per_block_cpu(block_size, k, sources, out);
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      return kokkos_backend::scatter_mean_per_block(block_size, k, sources, out);
+#endif
     case Backend::Cuda: break;
   }
   unsupported(kMeanPerBlock, backend);

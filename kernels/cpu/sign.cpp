@@ -57,6 +57,7 @@ void sign(Backend backend, std::span<const float> in, std::span<float> out) {
       }
       return;
     }
+    case Backend::Kokkos:
     case Backend::Cuda: break;
   }
   unsupported(kSign, backend);

@@ -14,6 +14,9 @@
 #include "block_topk.hpp"
 #include "lowcomm/core/simd_clones.hpp"
 #include "lowcomm/error.hpp"
+#if LOWCOMM_HAVE_KOKKOS
+#include "../kokkos/kokkos_backend.hpp"
+#endif
 
 namespace lowcomm::kernels {
 
@@ -258,6 +261,10 @@ void topk_per_block(Backend backend, std::span<const float> values, std::int64_t
       }
       return;
     case Backend::Cpu: return per_block_cpu(values, block_size, kept, indices, selected);
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      return kokkos_backend::topk_per_block(values, block_size, kept, indices, selected);
+#endif
     case Backend::Cuda: break;
   }
   unsupported(kPerBlock, backend);
@@ -273,6 +280,10 @@ void topk_global(Backend backend, std::span<const float> values, std::int64_t k,
     case Backend::Reference:
       return select_reference(values, kept, indices.data(), selected.data());
     case Backend::Cpu: return global_cpu(values, kept, indices, selected);
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      return kokkos_backend::topk_global(values, kept, indices, selected);
+#endif
     case Backend::Cuda: break;
   }
   unsupported(kGlobal, backend);

@@ -11,8 +11,9 @@ void add_compute_keys(ConfigSchema& schema) {
   std::vector<std::string> names;
   for (const kernels::Backend backend : available_backends()) names.emplace_back(kernels::to_string(backend));
   schema.string("compute.backend", std::string(kernels::to_string(ExecutionContext{}.backend)),
-                "kernels that compute: cpu (optimised: OpenMP, BLAS) or reference (the plain loops that "
-                "define every result; slow, for checking)",
+                "kernels that compute: cpu (optimised: OpenMP, BLAS), reference (the plain loops that "
+                "define every result; slow, for checking) or, in a Kokkos build, kokkos (the compressors' "
+                "kernels in Kokkos's default execution space; the model has none: docs/backends.md)",
                 names);
   schema.integer("compute.threads", 0,
                  "OpenMP threads per rank for the kernels (and OpenBLAS): 0 for OMP_NUM_THREADS, else the "

@@ -12,8 +12,12 @@ namespace lowcomm {
 namespace {
 
 // Backend::Cuda is declared for the device kernels to come; no kernel implements it yet, so it
-// is not offered.
+// is not offered. Kokkos is, in builds with LOWCOMM_ENABLE_KOKKOS=ON.
+#if LOWCOMM_HAVE_KOKKOS
+constexpr std::array kAvailable{kernels::Backend::Reference, kernels::Backend::Cpu, kernels::Backend::Kokkos};
+#else
 constexpr std::array kAvailable{kernels::Backend::Reference, kernels::Backend::Cpu};
+#endif
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 
 #include "loopback.hpp"
@@ -17,6 +18,14 @@ namespace {
 
 const std::vector<TensorInfo> kTensors = {
     {"embedding", {50, 12}}, {"prime", {7, 13}}, {"bias", {31}}, {"scalar", {}}, {"conv", {3, 4, 5}}};
+
+// The backend the compressors compute on: LOWCOMM_TEST_BACKEND (the Kokkos build runs this test
+// once more with "kokkos"), else the default. The single-process twin uses the same one, so the
+// two differ only in the order MPI sums.
+ExecutionContext test_execution() {
+  const char* name = std::getenv("LOWCOMM_TEST_BACKEND");
+  return name ? ExecutionContext{.backend = backend_named(name)} : ExecutionContext{};
+}
 
 std::vector<float> gradient(int rank, std::uint64_t step, std::size_t tensor, std::int64_t n) {
   std::mt19937 random(static_cast<unsigned>(1000 * rank + 100 * step + tensor));
@@ -71,7 +80,7 @@ TEST_P(EveryCompressor, MpiAggregateEqualsSingleProcessComputation) {
   const std::uint64_t seed = 1234;
   const std::uint64_t bucket_bytes = static_cast<std::uint64_t>(0.001 * 1024 * 1024);
   CompressedAllReduce distributed(comm, CompressorRegistry::global().create(config), kTensors, granularity,
-                                  bucket_bytes, seed, ExecutionContext{});
+                                  bucket_bytes, seed, test_execution());
 
   // The single-process twin: one compressor per simulated rank, driven unit by unit.
   std::vector<std::unique_ptr<Compressor>> twins;
@@ -130,7 +139,8 @@ TEST_P(EveryCompressor, MpiAggregateEqualsSingleProcessComputation) {
         inputs.push_back(std::move(fused));
       }
       const UnitContext unit{.step = step, .unit_id = static_cast<std::uint32_t>(granularity == Granularity::PerTensor ? units[u][0] : u),
-                             .name = name, .shape = shape, .rank = 0, .world_size = world, .shared_seed = seed};
+                             .name = name, .shape = shape, .rank = 0, .world_size = world, .shared_seed = seed,
+                             .execution = test_execution()};
       const auto expected = test::loopback_unit(twins, unit, inputs);
       // EXPECT, not ASSERT: a rank leaving the test early would strand the others in a collective.
       std::size_t offset = 0, mismatches = 0;
@@ -165,7 +175,7 @@ TEST_P(EveryCompressor, StartAndFinishGiveWhatRunGives) {
   const Granularity granularity = parse_granularity(c.granularity);
   auto make = [&] {
     return CompressedAllReduce(comm, CompressorRegistry::global().create(config), kTensors, granularity, 1 << 10, 99,
-                               ExecutionContext{});
+                               test_execution());
   };
   CompressedAllReduce blocking = make();
   CompressedAllReduce overlapped = make();

@@ -137,6 +137,17 @@ TEST(GptModel, TrainingStepsAreBitwiseRepeatable) {
 
 // Gradient accumulation: three micro-batches of 2 rows give the gradient of the mean loss over
 // one batch of 6 rows, to float rounding (the sums run in another order), on both backends.
+// The Kokkos backend has the compressors' kernels only: the model refuses it in words that say
+// where it does run, in every build (a Kokkos build would otherwise fail at the first layer).
+TEST(GptModel, RefusesTheKokkosBackendWithAdvice) {
+  try {
+    GptModel model(GptConfig{96, 32, 2, 4, 64}, 42, ExecutionContext{.backend = kernels::Backend::Kokkos});
+    ADD_FAILURE() << "the model accepted the kokkos backend";
+  } catch (const ConfigError& refused) {
+    EXPECT_THAT(refused.what(), testing::HasSubstr("no kokkos kernels: train with compute.backend = \"cpu\""));
+  }
+}
+
 TEST(GptModel, MicroBatchesAccumulateTheLargeBatchsGradient) {
   const GptConfig config{96, 32, 2, 4, 64};
   const int rows = 6, T = 24, micro = 2;

@@ -185,7 +185,7 @@ int run(const BenchArguments& arguments) {
     std::optional<RunLog> log;
     if (!arguments.log_path.empty()) {
       on_rank_zero_agreed(mpi.control(), [&] {
-        LogSchema log_schema{{table_schema("all_reduce", w), table_schema("all_gather", w)}};
+        LogSchema log_schema{{table_schema("all_reduce", w), table_schema("all_gather", w)}, {}};
         RunMetadata metadata = RunMetadata::for_this_process(config.to_toml(), w, hosts, 0);
         metadata.extra["command"] = "bench collectives";
         metadata.extra["network"] = describe_network(config);

@@ -103,6 +103,9 @@ void print_info() {
   std::cout << "\n"
             << fmt::format("  cpu matrix products: {}\n", kernels::cpu_matrix_products())
             << fmt::format("  cpu vector loops:    {} (chosen at run time for this CPU)\n", simd_clone_in_use());
+  if (const std::string kokkos = kernels::kokkos_description(); !kokkos.empty()) {
+    std::cout << fmt::format("  kokkos:              {} (the compressors' kernels)\n", kokkos);
+  }
   std::cout << "\nNetwork scenarios (network.scenario):\n";
   for (const NetworkScenario& s : network_scenarios()) {
     std::cout << fmt::format("  {:<10} {}\n", s.name, s.description);

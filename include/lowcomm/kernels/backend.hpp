@@ -1,8 +1,10 @@
 #pragma once
 // Every kernel is declared once, with a Backend argument, and implemented per backend beside it:
 // the plain reference (the ground truth tests compare against), the optimised CPU version
-// (OpenMP, vectorisable loops, Eigen), and later CUDA. A backend a kernel does not have yet
-// throws lowcomm::Error naming the kernel and the backend.
+// (OpenMP, vectorisable loops, the BLAS), the portable Kokkos version of the compressors' kernels
+// (builds with LOWCOMM_ENABLE_KOKKOS=ON), and later CUDA. A backend a kernel does not have, or
+// that this build lacks, throws lowcomm::Error naming the kernel and the backend.
+#include <string>
 #include <string_view>
 
 namespace lowcomm::kernels {
@@ -10,6 +12,7 @@ namespace lowcomm::kernels {
 enum class Backend {
   Reference,  // plain loops, written for clarity; the definition of the result
   Cpu,        // optimised for CPUs: OpenMP threads, vectorisable inner loops
+  Kokkos,     // portable: kernels/kokkos, in Kokkos's default execution space (the compressors' kernels)
   Cuda,       // device pointers; kernels/cuda (not every kernel has one yet)
 };
 
@@ -19,6 +22,10 @@ std::string_view to_string(Backend backend);
 // "CBLAS <libraries>" (LOWCOMM_BLAS=FindBLAS), or "Eigen" (for `lowcomm info` and the
 // benchmarks' headers).
 std::string_view cpu_matrix_products();
+
+// Where Backend::Kokkos computes: "Kokkos <version>, <execution space>" (e.g. "Kokkos 3.4.1,
+// Serial"), or "" in a build without it. Starts Kokkos if it has not started yet.
+std::string kokkos_description();
 
 // Throws lowcomm::Error: "<kernel> has no <backend> implementation".
 [[noreturn]] void unsupported(std::string_view kernel, Backend backend);

@@ -1,0 +1,32 @@
+// Kokkos is initialised on the first Backend::Kokkos call rather than by every program that
+// links lowcomm: a run on the Cpu backend never starts it.
+#include <Kokkos_Core.hpp>
+
+#include <cstdlib>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "kokkos_backend.hpp"
+
+namespace lowcomm::kernels::kokkos_backend {
+
+void ensure_initialized() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (Kokkos::is_initialized()) return;  // the program started it (a site's own setup)
+    int argc = 0;
+    char* argv[] = {nullptr};
+    Kokkos::initialize(argc, argv);
+    std::atexit([] { Kokkos::finalize(); });
+  });
+}
+
+std::string description() {
+  ensure_initialized();
+  // KOKKOS_VERSION is major·10000 + minor·100 + patch in 3.x and 4.x alike.
+  return fmt::format("Kokkos {}.{}.{}, execution space {}", KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100,
+                     KOKKOS_VERSION % 100, Kokkos::DefaultExecutionSpace::name());
+}
+
+}  // namespace lowcomm::kernels::kokkos_backend

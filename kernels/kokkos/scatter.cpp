@@ -1,0 +1,85 @@
+// Scatters of (index, value) pairs (scatter.hpp), pairs applied in the order given so that the
+// float sums are the Reference's bit for bit on every space.
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Sort.hpp>
+
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kokkos_views.hpp"
+#include "lowcomm/error.hpp"
+
+namespace lowcomm::kernels::kokkos_backend {
+
+// The pairs sorted by (slot, position) as one 64-bit key, then each slot's run summed in order
+// by one work item: the sequential loop's sums, without two items ever writing one slot.
+void scatter_add(std::span<const std::int64_t> indices, std::span<const float> values, std::span<float> out) {
+  const auto pairs = static_cast<std::int64_t>(indices.size());
+  if (pairs >= (std::int64_t{1} << 32) || out.size() >= (std::size_t{1} << 32)) {
+    throw Error(fmt::format("scatter_add: {} pairs into {} slots; the kokkos backend takes fewer than 2^32 of each",
+                            pairs, out.size()));
+  }
+  if (pairs == 0) return;
+  const auto index = input(indices);
+  const auto value = input(values);
+  DeviceView<std::uint64_t> order("lowcomm::scatter_add::order", static_cast<std::size_t>(pairs));
+  Kokkos::parallel_for("lowcomm::scatter_add::keys", Range(0, pairs), KOKKOS_LAMBDA(const std::int64_t p) {
+    order(p) = (static_cast<std::uint64_t>(index(p)) << 32) | static_cast<std::uint64_t>(p);
+  });
+  Kokkos::sort(order);
+  Output<float> result(out, /*initialised=*/true);
+  const auto slots = result.view();
+  Kokkos::parallel_for("lowcomm::scatter_add::runs", Range(0, pairs), KOKKOS_LAMBDA(const std::int64_t first) {
+    const std::uint64_t slot = order(first) >> 32;
+    if (first > 0 && order(first - 1) >> 32 == slot) return;  // not the start of its slot's run
+    float sum = slots(slot);
+    for (std::int64_t p = first; p < pairs && order(p) >> 32 == slot; ++p) sum += value(order(p) & 0xFFFFFFFFu);
+    slots(slot) = sum;
+  });
+  result.finish();
+}
+
+// One block per work item, as kernels/cpu's mean_of_block: sum the lists' pairs of the block in
+// list order, then divide each touched slot by its count once.
+void scatter_mean_per_block(std::int64_t block_size, std::int64_t k, std::span<const BlockPairs> sources,
+                            std::span<float> out) {
+  const std::int64_t blocks = static_cast<std::int64_t>(out.size()) / block_size;
+  const auto lists = static_cast<std::int64_t>(sources.size());
+  const std::int64_t per_list = blocks * k;
+  // The lists back to back: one view each for indices and values.
+  std::vector<std::int64_t> all_indices;
+  std::vector<float> all_values;
+  all_indices.reserve(static_cast<std::size_t>(lists * per_list));
+  all_values.reserve(static_cast<std::size_t>(lists * per_list));
+  for (const BlockPairs& source : sources) {
+    all_indices.insert(all_indices.end(), source.indices.begin(), source.indices.end());
+    all_values.insert(all_values.end(), source.values.begin(), source.values.end());
+  }
+  const auto index = input(std::span<const std::int64_t>(all_indices));
+  const auto value = input(std::span<const float>(all_values));
+  DeviceView<std::uint32_t> counts("lowcomm::scatter_mean_per_block::counts", out.size());
+  Output<float> result(out);
+  const auto slots = result.view();
+  Kokkos::parallel_for("lowcomm::scatter_mean_per_block", Range(0, blocks), KOKKOS_LAMBDA(const std::int64_t b) {
+    const std::int64_t base = b * block_size;
+    for (std::int64_t s = 0; s < block_size; ++s) slots(base + s) = 0.0f;
+    for (std::int64_t l = 0; l < lists; ++l) {
+      for (std::int64_t p = l * per_list + b * k; p < l * per_list + (b + 1) * k; ++p) {
+        slots(base + index(p)) += value(p);
+        counts(base + index(p)) += 1;
+      }
+    }
+    for (std::int64_t l = 0; l < lists; ++l) {
+      for (std::int64_t p = l * per_list + b * k; p < l * per_list + (b + 1) * k; ++p) {
+        const std::int64_t s = base + index(p);
+        if (counts(s) == 0) continue;  // already divided
+        slots(s) = slots(s) / static_cast<float>(counts(s));
+        counts(s) = 0;
+      }
+    }
+  });
+  result.finish();
+}
+
+}  // namespace lowcomm::kernels::kokkos_backend

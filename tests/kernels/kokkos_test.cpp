@@ -1,0 +1,257 @@
+// Every Kokkos kernel (Backend::Kokkos, kernels/kokkos) against the Reference kernel on random
+// inputs of awkward sizes (1, primes, sizes that are no multiple of 8): bit for bit where the
+// result is defined exactly (selections, scatters, packings, quantisation), within float rounding
+// for the sums (DCT, GEMM, Gram-Schmidt). Malformed inputs give the Reference's error message.
+// Built and run only in the Kokkos configuration (CMake preset `kokkos`).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernel_test_support.hpp"
+#include "lowcomm/kernels/dct.hpp"
+#include "lowcomm/kernels/dct_topk.hpp"
+#include "lowcomm/kernels/linalg.hpp"
+#include "lowcomm/kernels/pack.hpp"
+#include "lowcomm/kernels/quantize.hpp"
+#include "lowcomm/kernels/scatter.hpp"
+#include "lowcomm/kernels/topk.hpp"
+
+namespace lowcomm::kernels::test {
+namespace {
+
+constexpr Backend kRef = Backend::Reference;
+constexpr Backend kKokkos = Backend::Kokkos;
+
+// The message of the lowcomm::Error that `call` throws ("" when it throws none).
+template <class F>
+std::string error_of(F&& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Values with repeated magnitudes (ties), both zeros, and a NaN and infinities when asked.
+std::vector<float> awkward_values(std::size_t n, std::uint64_t seed, bool specials) {
+  std::vector<float> v = uniform_values(n, seed);
+  for (std::size_t i = 0; i < n; i += 7) v[i] = (i % 2 ? -1.0f : 1.0f) * std::round(v[i] * 4.0f) / 4.0f;
+  if (n > 3) v[3] = -0.0f;
+  if (specials && n > 10) {
+    v[5] = std::numeric_limits<float>::quiet_NaN();
+    v[9] = -std::numeric_limits<float>::infinity();
+  }
+  return v;
+}
+
+void expect_close(const std::vector<float>& actual, const std::vector<float>& expected, double relative) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    ASSERT_NEAR(actual[i], expected[i], relative * (1.0 + std::abs(expected[i]))) << "element " << i;
+  }
+}
+
+TEST(Kokkos, TopkPerBlockIsTheReferencesSelection) {
+  for (const auto [blocks, block_size] : {std::pair{1, 1}, {3, 7}, {5, 64}, {2, 4096}, {11, 29}}) {
+    for (const std::int64_t k : {1, 2, 5, 32, 5000}) {
+      for (const bool specials : {false, true}) {
+        const std::vector<float> v = awkward_values(static_cast<std::size_t>(blocks * block_size), 17 + k, specials);
+        const std::int64_t kept = std::clamp<std::int64_t>(k, 1, block_size);
+        std::vector<std::int64_t> ri(blocks * kept), ki(blocks * kept);
+        std::vector<float> rv(blocks * kept), kv(blocks * kept);
+        topk_per_block(kRef, v, block_size, k, ri, rv);
+        topk_per_block(kKokkos, v, block_size, k, ki, kv);
+        ASSERT_EQ(ki, ri) << blocks << "x" << block_size << " k " << k;
+        expect_bitwise_equal(kv, rv);
+      }
+    }
+  }
+}
+
+TEST(Kokkos, TopkGlobalIsTheReferencesSelection) {
+  for (const std::size_t n : {1u, 2u, 13u, 1000u, 65537u}) {
+    for (const std::int64_t k : {1, 3, 100, 70000}) {
+      for (const bool specials : {false, true}) {
+        std::vector<float> v = awkward_values(n, n + k, specials);
+        if (n == 1000) std::fill(v.begin() + 100, v.begin() + 400, 0.25f);  // a long run of ties at the cut
+        const std::size_t kept = static_cast<std::size_t>(std::clamp<std::int64_t>(k, 1, n));
+        std::vector<std::int64_t> ri(kept), ki(kept);
+        std::vector<float> rv(kept), kv(kept);
+        topk_global(kRef, v, k, ri, rv);
+        topk_global(kKokkos, v, k, ki, kv);
+        ASSERT_EQ(ki, ri) << "n " << n << " k " << k;
+        expect_bitwise_equal(kv, rv);
+      }
+    }
+  }
+}
+
+TEST(Kokkos, DctEncodeAndDecodeAreTheReferencesWithinRounding) {
+  for (const std::vector<std::int64_t>& shape :
+       std::vector<std::vector<std::int64_t>>{{1}, {37}, {64, 64}, {96, 130}, {3, 29, 58}, {7, 13}}) {
+    const BlockLayout layout = block_layout(shape, 64);
+    const std::vector<float> x = uniform_values(static_cast<std::size_t>(layout.size()), 3);
+    std::vector<float> rq(x.size()), kq(x.size()), rx(x.size()), kx(x.size());
+    dct_encode_blocks(kRef, layout, x, rq);
+    dct_encode_blocks(kKokkos, layout, x, kq);
+    expect_close(kq, rq, 1e-5);
+    dct_decode_blocks(kRef, layout, rq, rx);
+    dct_decode_blocks(kKokkos, layout, rq, kx);
+    expect_close(kx, rx, 1e-5);
+  }
+}
+
+TEST(Kokkos, FusedDctTopkAndScatterMeanDecodeFollowTheReference) {
+  const std::vector<std::int64_t> shape{96, 130};
+  const BlockLayout layout = block_layout(shape, 64);
+  const std::int64_t k = 8, entries = layout.blocks() * k;
+  const std::vector<float> x = uniform_values(static_cast<std::size_t>(layout.size()), 9);
+  std::vector<std::int64_t> ri(entries), ki(entries);
+  std::vector<float> rv(entries), kv(entries);
+  dct_topk_per_block(kRef, layout, x, k, ri, rv);
+  dct_topk_per_block(kKokkos, layout, x, k, ki, kv);
+  ASSERT_EQ(ki, ri);
+  expect_close(kv, rv, 1e-5);
+  const std::vector<BlockPairs> sources{{ri, rv}, {ri, rv}};
+  std::vector<float> rout(x.size()), kout(x.size());
+  scatter_mean_dct_decode(kRef, layout, k, sources, rout);
+  scatter_mean_dct_decode(kKokkos, layout, k, sources, kout);
+  expect_close(kout, rout, 1e-5);
+}
+
+TEST(Kokkos, ScattersSumInTheReferencesOrder) {
+  for (const std::size_t slots : {1u, 17u, 1000u}) {
+    const std::size_t pairs = 3 * slots + 5;
+    std::vector<std::int64_t> indices(pairs);
+    for (std::size_t p = 0; p < pairs; ++p) indices[p] = static_cast<std::int64_t>((p * 7919) % slots);
+    const std::vector<float> values = uniform_values(pairs, slots);
+    std::vector<float> r = uniform_values(slots, 1), kk = r;
+    scatter_add(kRef, indices, values, r);
+    scatter_add(kKokkos, indices, values, kk);
+    expect_bitwise_equal(kk, r);
+  }
+  for (const auto [blocks, block_size, k] : {std::tuple{1, 1, 1}, {4, 29, 3}, {9, 64, 64}}) {
+    std::vector<std::vector<std::int64_t>> indices(3);
+    std::vector<std::vector<float>> values(3);
+    std::vector<BlockPairs> sources;
+    for (int l = 0; l < 3; ++l) {
+      for (std::int64_t p = 0; p < blocks * k; ++p) indices[l].push_back((p * (l + 3)) % block_size);
+      values[l] = uniform_values(static_cast<std::size_t>(blocks * k), 40 + l);
+      sources.push_back({indices[l], values[l]});
+    }
+    std::vector<float> r(blocks * block_size, 7.0f), kk(blocks * block_size, -7.0f);
+    scatter_mean_per_block(kRef, block_size, k, sources, r);
+    scatter_mean_per_block(kKokkos, block_size, k, sources, kk);
+    expect_bitwise_equal(kk, r);
+  }
+}
+
+TEST(Kokkos, IndexAndSignPackingAreTheReferences) {
+  for (const IndexWidth width : {IndexWidth::U8, IndexWidth::U16, IndexWidth::U32, IndexWidth::I64}) {
+    for (const std::size_t n : {0u, 1u, 13u, 1001u}) {
+      std::vector<std::int64_t> indices(n);
+      for (std::size_t i = 0; i < n; ++i) indices[i] = static_cast<std::int64_t>((i * 2654435761u) % 251);
+      std::vector<std::byte> r(packed_index_bytes(n, width)), kk(r.size());
+      pack_indices(kRef, indices, width, r);
+      pack_indices(kKokkos, indices, width, kk);
+      ASSERT_EQ(kk, r);
+      std::vector<std::int64_t> back(n);
+      unpack_indices(kKokkos, kk, width, 251, back);
+      ASSERT_EQ(back, indices);
+    }
+  }
+  for (const std::size_t n : {1u, 8u, 13u, 1001u}) {
+    const std::vector<float> v = awkward_values(n, n, false);
+    std::vector<std::byte> r(packed_sign_bytes(n)), kk(r.size());
+    pack_signs(kRef, v, r);
+    pack_signs(kKokkos, v, kk);
+    ASSERT_EQ(kk, r);
+    std::vector<float> ro(n), ko(n);
+    unpack_signs(kRef, r, ro);
+    unpack_signs(kKokkos, r, ko);
+    expect_bitwise_equal(ko, ro);
+  }
+}
+
+TEST(Kokkos, QuantisationIsTheReferencesBitForBit) {
+  for (int bits = 1; bits <= 8; ++bits) {
+    for (const std::size_t n : {1u, 13u, 1001u}) {
+      for (const std::size_t group : {1u, 7u, 64u, 5000u}) {
+        for (const Rounding rounding : {Rounding::Nearest, Rounding::Stochastic}) {
+          if (bits == 1 && rounding == Rounding::Stochastic) continue;
+          std::vector<float> x = awkward_values(n, bits * 100 + n, false);
+          if (n > 20) std::fill(x.begin() + 8, x.begin() + 16, 0.0f);  // an all-zero group at group 8
+          const std::size_t groups = (n + group - 1) / group;
+          std::vector<std::byte> rc(quantized_bytes(n, bits)), kc(rc.size());
+          std::vector<float> rs(groups), ks(groups);
+          quantize(kRef, x, group, bits, rounding, 77, rc, rs);
+          quantize(kKokkos, x, group, bits, rounding, 77, kc, ks);
+          ASSERT_EQ(kc, rc) << "bits " << bits << " n " << n << " group " << group;
+          expect_bitwise_equal(ks, rs);
+          std::vector<float> ro(n), ko(n);
+          dequantize(kRef, rc, rs, group, bits, ro);
+          dequantize(kKokkos, rc, rs, group, bits, ko);
+          expect_bitwise_equal(ko, ro);
+        }
+      }
+    }
+  }
+}
+
+TEST(Kokkos, GemmAndGramSchmidtAreTheReferencesWithinRounding) {
+  for (const bool ta : {false, true}) {
+    for (const bool tb : {false, true}) {
+      for (const auto [m, n, k] : {std::tuple{1, 1, 1}, {13, 2, 29}, {64, 4, 3}, {7, 31, 0}}) {
+        const std::vector<float> a = uniform_values(static_cast<std::size_t>(m * k), 1);
+        const std::vector<float> b = uniform_values(static_cast<std::size_t>(k * n), 2);
+        for (const float beta : {0.0f, 0.5f}) {
+          std::vector<float> r = uniform_values(static_cast<std::size_t>(m * n), 3), kk = r;
+          gemm(kRef, ta, tb, m, n, k, 1.5f, a, b, beta, r);
+          gemm(kKokkos, ta, tb, m, n, k, 1.5f, a, b, beta, kk);
+          expect_close(kk, r, 1e-5 * std::sqrt(k + 1.0));
+        }
+      }
+    }
+  }
+  for (const auto [rows, cols] : {std::pair{1, 1}, {29, 4}, {768, 2}, {5, 5}}) {
+    std::vector<float> r = uniform_values(static_cast<std::size_t>(rows * cols), rows), kk = r;
+    for (int row = 0; row < rows; ++row) kk[row * cols] = r[row * cols] = 0.0f;  // a zero column stays zero
+    orthonormalize_columns(kRef, r, rows, cols, 1e-8f);
+    orthonormalize_columns(kKokkos, kk, rows, cols, 1e-8f);
+    expect_close(kk, r, 1e-5);
+  }
+}
+
+TEST(Kokkos, MalformedInputGetsTheReferencesError) {
+  const std::vector<float> with_nan = awkward_values(40, 1, true);
+  std::vector<std::byte> signs(packed_sign_bytes(40));
+  EXPECT_EQ(error_of([&] { pack_signs(kKokkos, with_nan, signs); }),
+            error_of([&] { pack_signs(kRef, with_nan, signs); }));
+  const std::vector<std::int64_t> unfit{1, 2, 300, -1};
+  std::vector<std::byte> packed(4);
+  EXPECT_EQ(error_of([&] { pack_indices(kKokkos, unfit, IndexWidth::U8, packed); }),
+            error_of([&] { pack_indices(kRef, unfit, IndexWidth::U8, packed); }));
+  const std::vector<std::byte> payload{std::byte{1}, std::byte{9}, std::byte{200}};
+  std::vector<std::int64_t> out(3);
+  const std::string unpack_error = error_of([&] { unpack_indices(kRef, payload, IndexWidth::U8, 10, out); });
+  EXPECT_NE(unpack_error, "");
+  EXPECT_EQ(error_of([&] { unpack_indices(kKokkos, payload, IndexWidth::U8, 10, out); }), unpack_error);
+  std::vector<std::byte> codes(quantized_bytes(40, 8));
+  std::vector<float> scales(40);
+  const std::string quantize_error = error_of([&] { quantize(kRef, with_nan, 1, 8, Rounding::Nearest, 0, codes, scales); });
+  EXPECT_NE(quantize_error, "");
+  EXPECT_EQ(error_of([&] { quantize(kKokkos, with_nan, 1, 8, Rounding::Nearest, 0, codes, scales); }), quantize_error);
+  const std::vector<std::byte> bad_codes(quantized_bytes(8, 3), std::byte{0xFF});  // code 7 > 2L = 6
+  const std::vector<float> ok_scales{1.0f};
+  std::vector<float> decoded(8);
+  const std::string code_error = error_of([&] { dequantize(kRef, bad_codes, ok_scales, 8, 3, decoded); });
+  EXPECT_NE(code_error.find("code 7"), std::string::npos) << code_error;
+  EXPECT_EQ(error_of([&] { dequantize(kKokkos, bad_codes, ok_scales, 8, 3, decoded); }), code_error);
+}
+
+}  // namespace
+}  // namespace lowcomm::kernels::test
