@@ -7,6 +7,9 @@
 
 #include "lowcomm/core/simd_clones.hpp"
 #include "lowcomm/error.hpp"
+#if LOWCOMM_HAVE_KOKKOS
+#include "../kokkos/kokkos_backend.hpp"
+#endif
 
 namespace lowcomm::kernels {
 
@@ -38,10 +41,20 @@ constexpr std::size_t kPiece = 4096;
 
 }  // namespace
 
-void encode_values(std::span<const float> values, ValueType type, std::span<std::byte> out) {
+void encode_values(Backend backend, std::span<const float> values, ValueType type, std::span<std::byte> out) {
   if (out.size() != values.size() * value_bytes(type)) {
     throw Error(fmt::format("encode_values: {} values need {} bytes, got {}", values.size(),
                             values.size() * value_bytes(type), out.size()));
+  }
+  switch (backend) {
+    case Backend::Reference:
+    case Backend::Cpu: break;
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      if (type != ValueType::F32) return kokkos_backend::encode_values(values, type == ValueType::BF16, out);
+      break;
+#endif
+    case Backend::Cuda: unsupported("encode_values", backend);
   }
   if (type == ValueType::F32) {
     std::memcpy(out.data(), values.data(), out.size());  // little-endian hosts only (x86, Arm)
@@ -55,10 +68,20 @@ void encode_values(std::span<const float> values, ValueType type, std::span<std:
   }
 }
 
-void decode_values(std::span<const std::byte> in, ValueType type, std::span<float> out) {
+void decode_values(Backend backend, std::span<const std::byte> in, ValueType type, std::span<float> out) {
   if (in.size() != out.size() * value_bytes(type)) {
     throw Error(fmt::format("decode_values: {} values need {} bytes, the payload has {}", out.size(),
                             out.size() * value_bytes(type), in.size()));
+  }
+  switch (backend) {
+    case Backend::Reference:
+    case Backend::Cpu: break;
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      if (type != ValueType::F32) return kokkos_backend::decode_values(in, type == ValueType::BF16, out);
+      break;
+#endif
+    case Backend::Cuda: unsupported("decode_values", backend);
   }
   if (type == ValueType::F32) {
     std::memcpy(out.data(), in.data(), in.size());
@@ -70,6 +93,14 @@ void decode_values(std::span<const std::byte> in, ValueType type, std::span<floa
     std::memcpy(bits, in.data() + 2 * begin, 2 * n);
     decode_16bit(bits, n, type, out.data() + begin);
   }
+}
+
+void encode_values(std::span<const float> values, ValueType type, std::span<std::byte> out) {
+  encode_values(Backend::Cpu, values, type, out);
+}
+
+void decode_values(std::span<const std::byte> in, ValueType type, std::span<float> out) {
+  decode_values(Backend::Cpu, in, type, out);
 }
 
 }  // namespace lowcomm::kernels

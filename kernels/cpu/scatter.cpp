@@ -23,6 +23,8 @@ namespace {
 constexpr std::string_view kAdd = "scatter_add";
 constexpr std::string_view kMean = "scatter_mean";
 constexpr std::string_view kMeanPerBlock = "scatter_mean_per_block";
+constexpr std::string_view kGather = "gather";
+constexpr std::string_view kDivided = "scatter_divided";
 
 void check_arguments(std::string_view kernel, std::span<const std::int64_t> indices,
                      std::span<const float> values, std::span<const float> out) {
@@ -37,7 +39,7 @@ void check_arguments(std::string_view kernel, std::span<const std::int64_t> indi
   if (!any_bad) return;
   const auto bad = std::find_if(indices.begin(), indices.end(),
                                 [&](std::int64_t index) { return index < 0 || index >= size; });
-  throw Error(fmt::format("{}: index {} (at position {}) is outside [0, {}), the output size",
+  throw Error(fmt::format("{}: index {} (at position {}) is outside [0, {}), the size of the span it indexes",
                           kernel, *bad, bad - indices.begin(), size));
 }
 
@@ -216,6 +218,41 @@ void scatter_mean_per_block(Backend backend, std::int64_t block_size, std::int64
     case Backend::Cuda: break;
   }
   unsupported(kMeanPerBlock, backend);
+}
+
+void gather(Backend backend, std::span<const std::int64_t> indices, std::span<const float> source,
+            std::span<float> out) {
+  check_arguments(kGather, indices, out, source);
+  switch (backend) {
+    case Backend::Reference:
+    case Backend::Cpu:
+      for (std::size_t p = 0; p < indices.size(); ++p) out[p] = source[static_cast<std::size_t>(indices[p])];
+      return;
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      return kokkos_backend::gather(indices, source, out);
+#endif
+    case Backend::Cuda: break;
+  }
+  unsupported(kGather, backend);
+}
+
+void scatter_divided(Backend backend, std::span<const std::int64_t> indices, std::span<const float> values,
+                     float divisor, std::span<float> out) {
+  check_arguments(kDivided, indices, values, out);
+  switch (backend) {
+    case Backend::Reference:
+    case Backend::Cpu:
+      std::fill(out.begin(), out.end(), 0.0f);
+      for (std::size_t p = 0; p < indices.size(); ++p) out[static_cast<std::size_t>(indices[p])] = values[p] / divisor;
+      return;
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      return kokkos_backend::scatter_divided(indices, values, divisor, out);
+#endif
+    case Backend::Cuda: break;
+  }
+  unsupported(kDivided, backend);
 }
 
 }  // namespace lowcomm::kernels

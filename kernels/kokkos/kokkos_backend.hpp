@@ -39,6 +39,13 @@ void dct_decode_blocks(const BlockLayout& layout, std::span<const float> coeffic
 void scatter_add(std::span<const std::int64_t> indices, std::span<const float> values, std::span<float> out);
 void scatter_mean_per_block(std::int64_t block_size, std::int64_t k, std::span<const BlockPairs> sources,
                             std::span<float> out);
+void gather(std::span<const std::int64_t> indices, std::span<const float> source, std::span<float> out);
+void scatter_divided(std::span<const std::int64_t> indices, std::span<const float> values, float divisor,
+                     std::span<float> out);
+
+// float16.hpp's conversions of values to and from their wire type (F16 or BF16; F32 is a copy).
+void encode_values(std::span<const float> values, bool bf16, std::span<std::byte> out);
+void decode_values(std::span<const std::byte> in, bool bf16, std::span<float> out);
 
 // Return the first position that does not fit (pack) or is not below `limit` (unpack), or the
 // count when every one does; `bytes` is the index width in bytes.

@@ -3,6 +3,7 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Sort.hpp>
 
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -12,22 +13,35 @@
 
 namespace lowcomm::kernels::kokkos_backend {
 
-// The pairs sorted by (slot, position) as one 64-bit key, then each slot's run summed in order
-// by one work item: the sequential loop's sums, without two items ever writing one slot.
-void scatter_add(std::span<const std::int64_t> indices, std::span<const float> values, std::span<float> out) {
-  const auto pairs = static_cast<std::int64_t>(indices.size());
-  if (pairs >= (std::int64_t{1} << 32) || out.size() >= (std::size_t{1} << 32)) {
-    throw Error(fmt::format("scatter_add: {} pairs into {} slots; the kokkos backend takes fewer than 2^32 of each",
-                            pairs, out.size()));
+namespace {
+
+// The pairs as one 64-bit key each, (slot << 32) | position, sorted: each slot's pairs in a run,
+// in their order. Throws for 2^32 pairs or slots or more.
+template <class IndexView>
+DeviceView<std::uint64_t> sorted_pairs(std::string_view kernel, const IndexView& index, std::int64_t pairs,
+                                       std::size_t slots) {
+  if (pairs >= (std::int64_t{1} << 32) || slots >= (std::size_t{1} << 32)) {
+    throw Error(fmt::format("{}: {} pairs into {} slots; the kokkos backend takes fewer than 2^32 of each", kernel,
+                            pairs, slots));
   }
-  if (pairs == 0) return;
-  const auto index = input(indices);
-  const auto value = input(values);
-  DeviceView<std::uint64_t> order("lowcomm::scatter_add::order", static_cast<std::size_t>(pairs));
-  Kokkos::parallel_for("lowcomm::scatter_add::keys", Range(0, pairs), KOKKOS_LAMBDA(const std::int64_t p) {
+  DeviceView<std::uint64_t> order("lowcomm::scatter::order", static_cast<std::size_t>(pairs));
+  Kokkos::parallel_for("lowcomm::scatter::keys", Range(0, pairs), KOKKOS_LAMBDA(const std::int64_t p) {
     order(p) = (static_cast<std::uint64_t>(index(p)) << 32) | static_cast<std::uint64_t>(p);
   });
   Kokkos::sort(order);
+  return order;
+}
+
+}  // namespace
+
+// Each slot's run summed in order by one work item: the sequential loop's sums, without two
+// items ever writing one slot.
+void scatter_add(std::span<const std::int64_t> indices, std::span<const float> values, std::span<float> out) {
+  const auto pairs = static_cast<std::int64_t>(indices.size());
+  if (pairs == 0) return;
+  const auto index = input(indices);
+  const auto value = input(values);
+  const DeviceView<std::uint64_t> order = sorted_pairs("scatter_add", index, pairs, out.size());
   Output<float> result(out, /*initialised=*/true);
   const auto slots = result.view();
   Kokkos::parallel_for("lowcomm::scatter_add::runs", Range(0, pairs), KOKKOS_LAMBDA(const std::int64_t first) {
@@ -36,6 +50,34 @@ void scatter_add(std::span<const std::int64_t> indices, std::span<const float> v
     float sum = slots(slot);
     for (std::int64_t p = first; p < pairs && order(p) >> 32 == slot; ++p) sum += value(order(p) & 0xFFFFFFFFu);
     slots(slot) = sum;
+  });
+  result.finish();
+}
+
+void gather(std::span<const std::int64_t> indices, std::span<const float> source, std::span<float> out) {
+  const auto index = input(indices);
+  const auto from = input(source);
+  Output<float> result(out);
+  const auto to = result.view();
+  Kokkos::parallel_for("lowcomm::gather", Range(0, static_cast<std::int64_t>(indices.size())),
+                       KOKKOS_LAMBDA(const std::int64_t p) { to(p) = from(index(p)); });
+  result.finish();
+}
+
+// Zeros, then the last pair of each slot's run (the one the sequential loop leaves there).
+void scatter_divided(std::span<const std::int64_t> indices, std::span<const float> values, float divisor,
+                     std::span<float> out) {
+  const auto pairs = static_cast<std::int64_t>(indices.size());
+  const auto index = input(indices);
+  const auto value = input(values);
+  const DeviceView<std::uint64_t> order = sorted_pairs("scatter_divided", index, pairs, out.size());
+  Output<float> result(out);
+  const auto slots = result.view();
+  Kokkos::deep_copy(slots, 0.0f);
+  Kokkos::parallel_for("lowcomm::scatter_divided", Range(0, pairs), KOKKOS_LAMBDA(const std::int64_t p) {
+    const std::uint64_t slot = order(p) >> 32;
+    if (p + 1 < pairs && order(p + 1) >> 32 == slot) return;  // a later pair replaces this one
+    slots(slot) = value(order(p) & 0xFFFFFFFFu) / divisor;
   });
   result.finish();
 }

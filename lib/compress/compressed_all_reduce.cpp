@@ -295,7 +295,7 @@ CompressedAllReduce::RoundExchange CompressedAllReduce::begin_exchange(const std
   }
   for (const RoundExchange::SixteenBit& part : exchange.sixteen_bit) {
     const std::span<std::uint16_t> bits = std::span(summed_16bit_).subspan(part.begin - fp32_end, part.length);
-    kernels::encode_values(std::span<const float>(summed).subspan(part.begin, part.length), part.wire,
+    kernels::encode_values(execution_.backend, std::span<const float>(summed).subspan(part.begin, part.length), part.wire,
                            std::as_writable_bytes(bits));
     if (overlap) {
       exchange.pending.push_back(comm_.start_all_reduce_16bit(bits, part.wire));
@@ -352,7 +352,7 @@ void CompressedAllReduce::end_exchange(RoundExchange& exchange, std::vector<Rece
   for (Received& r : received) r = Received{};
   const std::size_t fp32_end = exchange.sixteen_bit.empty() ? summed_.size() : exchange.sixteen_bit.front().begin;
   for (const RoundExchange::SixteenBit& part : exchange.sixteen_bit) {
-    kernels::decode_values(std::as_bytes(std::span(summed_16bit_).subspan(part.begin - fp32_end, part.length)),
+    kernels::decode_values(execution_.backend, std::as_bytes(std::span(summed_16bit_).subspan(part.begin - fp32_end, part.length)),
                            part.wire, std::span<float>(summed_).subspan(part.begin, part.length));
   }
   for (std::size_t u = 0; u < received.size(); ++u) {

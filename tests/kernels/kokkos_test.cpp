@@ -13,6 +13,7 @@
 #include "kernel_test_support.hpp"
 #include "lowcomm/kernels/dct.hpp"
 #include "lowcomm/kernels/dct_topk.hpp"
+#include "lowcomm/kernels/float16.hpp"
 #include "lowcomm/kernels/linalg.hpp"
 #include "lowcomm/kernels/pack.hpp"
 #include "lowcomm/kernels/quantize.hpp"
@@ -147,6 +148,41 @@ TEST(Kokkos, ScattersSumInTheReferencesOrder) {
     scatter_mean_per_block(kRef, block_size, k, sources, r);
     scatter_mean_per_block(kKokkos, block_size, k, sources, kk);
     expect_bitwise_equal(kk, r);
+  }
+}
+
+TEST(Kokkos, GatherAndScatterDividedAreTheReferences) {
+  for (const std::size_t slots : {1u, 17u, 1000u}) {
+    const std::size_t pairs = 2 * slots + 3;
+    std::vector<std::int64_t> indices(pairs);
+    for (std::size_t p = 0; p < pairs; ++p) indices[p] = static_cast<std::int64_t>((p * 7919) % slots);
+    const std::vector<float> source = awkward_values(slots, slots, false);
+    std::vector<float> r(pairs), kk(pairs);
+    gather(kRef, indices, source, r);
+    gather(kKokkos, indices, source, kk);
+    expect_bitwise_equal(kk, r);
+    for (const float divisor : {1.0f, 3.0f}) {
+      std::vector<float> ro(slots, 9.0f), ko(slots, -9.0f);
+      scatter_divided(kRef, indices, r, divisor, ro);
+      scatter_divided(kKokkos, indices, r, divisor, ko);
+      expect_bitwise_equal(ko, ro);
+    }
+  }
+}
+
+TEST(Kokkos, HalfPrecisionConversionsAreTheReferences) {
+  std::vector<float> v = awkward_values(1001, 5, true);
+  v[20] = 1e-6f;    // fp16 subnormal
+  v[21] = 70000.0f;  // beyond fp16: inf
+  for (const ValueType type : {ValueType::F16, ValueType::BF16, ValueType::F32}) {
+    std::vector<std::byte> r(v.size() * value_bytes(type)), kk(r.size());
+    encode_values(kRef, v, type, r);
+    encode_values(kKokkos, v, type, kk);
+    ASSERT_EQ(kk, r);
+    std::vector<float> ro(v.size()), ko(v.size());
+    decode_values(kRef, r, type, ro);
+    decode_values(kKokkos, r, type, ko);
+    expect_bitwise_equal(ko, ro);
   }
 }
 

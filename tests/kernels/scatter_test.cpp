@@ -201,5 +201,35 @@ TEST(ScatterErrors, NameTheKernelTheIndexAndTheSize) {
   expect_error([&] { scatter_mean(Backend::Cuda, indices, values, out); }, "scatter_mean", "cuda");
 }
 
+// Random-k's loops: gather reads the chosen slots; scatter_divided writes them over zeros, a later
+// pair replacing an earlier one, dividing in float (divisor 1 keeps -0 and every bit).
+TEST(Gather, ReadsTheGivenSlotsAndChecksThem) {
+  const std::vector<float> source{1.5f, -0.0f, 3.0f, 4.0f};
+  const std::vector<std::int64_t> indices{3, 1, 3};
+  for (Backend backend : {Backend::Reference, Backend::Cpu}) {
+    std::vector<float> out(3);
+    gather(backend, indices, source, out);
+    expect_bitwise_equal(out, {4.0f, -0.0f, 4.0f});
+    const std::vector<std::int64_t> bad{0, 4};
+    std::vector<float> two(2);
+    expect_error([&] { gather(backend, bad, source, two); }, "gather", "index 4 (at position 1) is outside [0, 4)");
+  }
+}
+
+TEST(ScatterDivided, OverwritesWithZerosAndTheLastPairPerSlot) {
+  const std::vector<std::int64_t> indices{2, 0, 2};
+  const std::vector<float> values{6.0f, -0.0f, 9.0f};
+  for (Backend backend : {Backend::Reference, Backend::Cpu}) {
+    std::vector<float> out(4, 5.0f);
+    scatter_divided(backend, indices, values, 3.0f, out);
+    expect_bitwise_equal(out, {-0.0f, 0.0f, 3.0f, 0.0f});
+    std::vector<float> copy(4, 5.0f);
+    scatter_divided(backend, indices, values, 1.0f, copy);
+    expect_bitwise_equal(copy, {-0.0f, 0.0f, 9.0f, 0.0f});
+    expect_error([&] { scatter_divided(backend, indices, values, 1.0f, std::span<float>(copy).first(2)); },
+                 "scatter_divided", "index 2 (at position 0) is outside [0, 2)");
+  }
+}
+
 }  // namespace
 }  // namespace lowcomm::kernels

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <span>
 
+#include "lowcomm/kernels/backend.hpp"
+
 namespace lowcomm::kernels {
 
 enum class ValueType : std::uint8_t { F32, F16, BF16 };
@@ -69,8 +71,12 @@ inline std::uint16_t float_to_bf16(float value) {
 inline float bf16_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
 
 // values as `type`, little-endian, value_bytes(type) bytes each; out.size() must match.
-void encode_values(std::span<const float> values, ValueType type, std::span<std::byte> out);
+void encode_values(Backend backend, std::span<const float> values, ValueType type, std::span<std::byte> out);
 // The inverse; in.size() must be exactly value_bytes(type) · out.size() (throws otherwise).
+void decode_values(Backend backend, std::span<const std::byte> in, ValueType type, std::span<float> out);
+
+// The same on the CPU (Backend::Cpu), for host code that has no execution context.
+void encode_values(std::span<const float> values, ValueType type, std::span<std::byte> out);
 void decode_values(std::span<const std::byte> in, ValueType type, std::span<float> out);
 
 }  // namespace lowcomm::kernels

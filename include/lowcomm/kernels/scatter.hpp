@@ -40,4 +40,14 @@ struct BlockPairs {
 void scatter_mean_per_block(Backend backend, std::int64_t block_size, std::int64_t k,
                             std::span<const BlockPairs> sources, std::span<float> out);
 
+// Random-k's pair of loops. gather: out[p] = source[indices[p]]. scatter_divided: out is
+// overwritten with zeros, then out[indices[p]] = values[p] / divisor for p = 0, 1, ... in that
+// order (a later pair at the same slot replaces an earlier one). The division is a true float
+// division, so divisor 1 copies the values bit for bit.
+// Same errors as scatter_add (indices checked against source.size() and out.size()).
+void gather(Backend backend, std::span<const std::int64_t> indices, std::span<const float> source,
+            std::span<float> out);
+void scatter_divided(Backend backend, std::span<const std::int64_t> indices, std::span<const float> values,
+                     float divisor, std::span<float> out);
+
 }  // namespace lowcomm::kernels

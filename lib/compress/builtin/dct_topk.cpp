@@ -49,7 +49,7 @@ class DctTopK final : public Compressor {
     if (format_ == WireFormat::CompactOneBit) {
       kernels::pack_signs(unit.execution.backend, selection.values, value_part);
     } else {
-      kernels::encode_values(selection.values, kernels::ValueType::F32, value_part);
+      kernels::encode_values(unit.execution.backend, selection.values, kernels::ValueType::F32, value_part);
     }
     return Message::gather(std::move(payload));
   }
@@ -76,7 +76,7 @@ class DctTopK final : public Compressor {
       if (format_ == WireFormat::CompactOneBit) {
         kernels::unpack_signs(unit.execution.backend, value_part, values);
       } else {
-        kernels::decode_values(value_part, kernels::ValueType::F32, values);
+        kernels::decode_values(unit.execution.backend, value_part, kernels::ValueType::F32, values);
       }
       sources.push_back({indices, values});
     }

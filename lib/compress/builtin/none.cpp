@@ -39,11 +39,11 @@ class NoCompression final : public Compressor {
   }
 
   // The input as it went on the wire (rounded to fp16/bf16 when those travel).
-  void transmitted(const UnitContext&, std::span<const float> input, const UnitScratch&,
+  void transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch&,
                    std::span<float> out) const override {
     std::vector<std::byte> wire(input.size() * kernels::value_bytes(wire_));
-    kernels::encode_values(input, wire_, wire);
-    kernels::decode_values(wire, wire_, out);
+    kernels::encode_values(unit.execution.backend, input, wire_, wire);
+    kernels::decode_values(unit.execution.backend, wire, wire_, out);
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {

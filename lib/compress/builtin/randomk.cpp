@@ -7,6 +7,7 @@
 
 #include "builtins.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/scatter.hpp"
 #include "shared_random.hpp"
 
 namespace lowcomm::builtin {
@@ -23,7 +24,7 @@ class RandomK final : public Compressor {
   Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override {
     const std::vector<std::int64_t>& chosen = choose(unit, scratch.get_or_create<Chosen>());
     std::vector<float> values(chosen.size());
-    for (std::size_t i = 0; i < chosen.size(); ++i) values[i] = gradient[static_cast<std::size_t>(chosen[i])];
+    kernels::gather(unit.execution.backend, chosen, gradient, values);
     return Message::sum(std::move(values));
   }
 
@@ -34,11 +35,8 @@ class RandomK final : public Compressor {
       throw Error(fmt::format("randomk: unit '{}' received {} values for {} coordinates", unit.name,
                               received.sum.size(), chosen.size()));
     }
-    std::fill(aggregate.begin(), aggregate.end(), 0.0f);
-    const float ranks = static_cast<float>(unit.contributors());
-    for (std::size_t i = 0; i < chosen.size(); ++i) {
-      aggregate[static_cast<std::size_t>(chosen[i])] = received.sum[i] / ranks;
-    }
+    kernels::scatter_divided(unit.execution.backend, chosen, received.sum, static_cast<float>(unit.contributors()),
+                             aggregate);
     return std::nullopt;
   }
 
@@ -48,12 +46,12 @@ class RandomK final : public Compressor {
     for (std::int64_t i : scratch.get<Chosen>().indices) out[static_cast<std::size_t>(i)] = input[static_cast<std::size_t>(i)];
   }
 
-  bool transmitted_entries(const UnitContext&, std::span<const float> input, const UnitScratch& scratch,
+  bool transmitted_entries(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
                            SparseEntries& entries) const override {
     const std::vector<std::int64_t>& chosen = scratch.get<Chosen>().indices;
     entries.indices.assign(chosen.begin(), chosen.end());
     entries.values.resize(chosen.size());
-    for (std::size_t p = 0; p < chosen.size(); ++p) entries.values[p] = input[static_cast<std::size_t>(chosen[p])];
+    kernels::gather(unit.execution.backend, chosen, input, entries.values);
     return true;
   }
 

@@ -38,8 +38,9 @@ class TopK final : public Compressor {
     const std::size_t index_bytes = kernels::packed_index_bytes(k, index_width(unit));
     kernels::pack_indices(unit.execution.backend, selection.indices, index_width(unit),
                           std::span(payload).first(index_bytes));
-    kernels::encode_values(selection.values, value_type_, std::span(payload).subspan(index_bytes));
-    kernels::decode_values(std::span<const std::byte>(payload).subspan(index_bytes), value_type_, selection.values);
+    kernels::encode_values(unit.execution.backend, selection.values, value_type_, std::span(payload).subspan(index_bytes));
+    kernels::decode_values(unit.execution.backend, std::span<const std::byte>(payload).subspan(index_bytes), value_type_,
+                           selection.values);
     return Message::gather(std::move(payload));
   }
 
@@ -58,7 +59,7 @@ class TopK final : public Compressor {
       }
       kernels::unpack_indices(unit.execution.backend, payload.first(index_bytes), index_width(unit),
                               static_cast<std::uint64_t>(unit.numel()), indices);
-      kernels::decode_values(payload.subspan(index_bytes), value_type_, values);
+      kernels::decode_values(unit.execution.backend, payload.subspan(index_bytes), value_type_, values);
       kernels::scatter_add(unit.execution.backend, indices, values, aggregate);
     }
     const float ranks = static_cast<float>(unit.contributors());
