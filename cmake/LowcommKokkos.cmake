@@ -1,4 +1,8 @@
-# find_package(Kokkos), with the one repair Debian 12's Kokkos 3.4 (libtrilinos-kokkos-dev)
+# find_package(Kokkos), and Kokkos-Kernels where found (then the Kokkos backend's GEMM is
+# KokkosBlas::gemm: the vendor BLAS, cuBLAS or rocBLAS behind it, as the site built it). Sets
+# LOWCOMM_HAVE_KOKKOS_KERNELS and LOWCOMM_KOKKOS_KERNELS_TARGET.
+#
+# Kokkos needs one repair on Debian 12 (Kokkos 3.4, libtrilinos-kokkos-dev)
 # needs: its Kokkos::kokkos names the include directory /usr/lib/include, which does not exist
 # (the headers are in /usr/include/trilinos), and CMake refuses a target with a missing include
 # path. The repair applies only when that broken path is there, so a site's own Kokkos install
@@ -18,3 +22,19 @@ foreach(_dir IN LISTS _lowcomm_kokkos_includes)
 endforeach()
 list(REMOVE_DUPLICATES _lowcomm_kokkos_repaired)
 set_target_properties(Kokkos::kokkos PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${_lowcomm_kokkos_repaired}")
+
+# Kokkos-Kernels: a proper install exports Kokkos::kokkoskernels; Trilinos' (Debian's
+# libtrilinos-kokkos-kernels-dev) exports trilinos_kokkoskernels instead.
+set(LOWCOMM_HAVE_KOKKOS_KERNELS OFF)
+find_package(KokkosKernels QUIET)
+foreach(_target Kokkos::kokkoskernels trilinos_kokkoskernels)
+  if(KokkosKernels_FOUND AND TARGET ${_target})
+    set(LOWCOMM_HAVE_KOKKOS_KERNELS ON)
+    set(LOWCOMM_KOKKOS_KERNELS_TARGET ${_target})
+    message(STATUS "lowcomm: Kokkos-Kernels found (${_target}): the kokkos backend's GEMM is KokkosBlas::gemm")
+    break()
+  endif()
+endforeach()
+if(NOT LOWCOMM_HAVE_KOKKOS_KERNELS)
+  message(STATUS "lowcomm: Kokkos-Kernels not found: the kokkos backend's GEMM is a plain Kokkos loop")
+endif()

@@ -12,7 +12,7 @@ packages=(
   nlohmann-json3-dev                # `lowcomm plan`: model shapes from JSON
   libeigen3-dev                     # dense linear algebra in the CPU kernels
   libopenblas-openmp-dev            # sgemm for the transformer kernels, on OpenMP's threads
-  libtrilinos-kokkos-dev             # the Kokkos kernels (preset kokkos; Kokkos 3.4, Serial)
+  libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev   # preset kokkos (Kokkos 3.4, Serial)
   libgtest-dev libgmock-dev
   python3-h5py python3-numpy        # reading logs in tests (/usr/bin/python3)
   python3-pandas python3-matplotlib python3-pytest   # analysis/ (reports) and its tests

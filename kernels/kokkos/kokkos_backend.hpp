@@ -24,7 +24,8 @@
 
 namespace lowcomm::kernels::kokkos_backend {
 
-// Kokkos::initialize on first use (finalized at exit), and "Kokkos <version>, <execution space>".
+// Kokkos::initialize on first use (finalized at exit), and "Kokkos <version>, execution space
+// <name>, matrix products <gemm_provider()>".
 void ensure_initialized();
 std::string description();
 
@@ -64,6 +65,8 @@ std::size_t dequantize(std::span<const std::byte> codes, std::span<const float> 
                        int bits, int levels, std::span<float> out);
 
 void orthonormalize_columns(std::span<float> matrix, std::int64_t rows, std::int64_t cols, float epsilon);
+// What computes gemm: "KokkosBlas::gemm" (Kokkos-Kernels) or "Kokkos loops".
+const char* gemm_provider();
 void gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
           std::span<const float> a, std::span<const float> b, float beta, std::span<float> c);
 

@@ -1,8 +1,12 @@
-// PowerSGD's linear algebra (linalg.hpp): the row-major GEMM and modified Gram-Schmidt, each
-// output's sum taken in the Reference's order by one work item, so that the results are the
-// Reference's bit for bit where the compiler does not contract multiply-adds. Products run as
-// plain parallel loops over C's entries, not through Kokkos-Kernels (see docs/backends.md).
+// PowerSGD's linear algebra (linalg.hpp): the row-major GEMM and modified Gram-Schmidt.
+// Gram-Schmidt takes each sum in the Reference's order in one work item. The GEMM is
+// KokkosBlas::gemm where Kokkos-Kernels was found (the BLAS, cuBLAS or rocBLAS the site built it
+// with), else a plain parallel loop over C's entries in the Reference's order; either matches the
+// Reference within float rounding.
 #include <Kokkos_Core.hpp>
+#if LOWCOMM_HAVE_KOKKOS_KERNELS
+#include <KokkosBlas3_gemm.hpp>
+#endif
 
 #include <cmath>
 
@@ -10,12 +14,37 @@
 
 namespace lowcomm::kernels::kokkos_backend {
 
+const char* gemm_provider() {
+#if LOWCOMM_HAVE_KOKKOS_KERNELS
+  return "KokkosBlas::gemm";
+#else
+  return "Kokkos loops";
+#endif
+}
+
 void gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
           std::span<const float> a, std::span<const float> b, float beta, std::span<float> c) {
   const auto av = input(a);
   const auto bv = input(b);
   Output<float> result(c, /*initialised=*/beta != 0.0f);
   const auto cv = result.view();
+#if LOWCOMM_HAVE_KOKKOS_KERNELS
+  // Row-major matrices as LayoutRight views over the same memory. As in BLAS, beta == 0 must not
+  // read C: it is zeroed first, so NaNs there cannot propagate. (k == 0 takes the loop below:
+  // Kokkos-Kernels 3.4 then leaves C unscaled.)
+  if (k > 0) {
+    using Matrix = Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    using ConstMatrix =
+        Kokkos::View<const float**, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    if (beta == 0.0f) Kokkos::deep_copy(cv, 0.0f);
+    const ConstMatrix am(av.data(), transpose_a ? k : m, transpose_a ? m : k);
+    const ConstMatrix bm(bv.data(), transpose_b ? n : k, transpose_b ? k : n);
+    const Matrix cm(cv.data(), m, n);
+    KokkosBlas::gemm(transpose_a ? "T" : "N", transpose_b ? "T" : "N", alpha, am, bm, beta, cm);
+    result.finish();
+    return;
+  }
+#endif
   Kokkos::parallel_for("lowcomm::gemm", Range(0, m * n), KOKKOS_LAMBDA(const std::int64_t e) {
     const std::int64_t i = e / n, j = e % n;
     float sum = 0.0f;

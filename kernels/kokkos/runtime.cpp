@@ -25,8 +25,9 @@ void ensure_initialized() {
 std::string description() {
   ensure_initialized();
   // KOKKOS_VERSION is major·10000 + minor·100 + patch in 3.x and 4.x alike.
-  return fmt::format("Kokkos {}.{}.{}, execution space {}", KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100,
-                     KOKKOS_VERSION % 100, Kokkos::DefaultExecutionSpace::name());
+  return fmt::format("Kokkos {}.{}.{}, execution space {}, matrix products {}", KOKKOS_VERSION / 10000,
+                     KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100, Kokkos::DefaultExecutionSpace::name(),
+                     gemm_provider());
 }
 
 }  // namespace lowcomm::kernels::kokkos_backend

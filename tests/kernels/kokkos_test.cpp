@@ -246,6 +246,8 @@ TEST(Kokkos, GemmAndGramSchmidtAreTheReferencesWithinRounding) {
         const std::vector<float> b = uniform_values(static_cast<std::size_t>(k * n), 2);
         for (const float beta : {0.0f, 0.5f}) {
           std::vector<float> r = uniform_values(static_cast<std::size_t>(m * n), 3), kk = r;
+          SCOPED_TRACE(testing::Message() << "ta " << ta << " tb " << tb << " m " << m << " n " << n << " k " << k
+                                          << " beta " << beta);
           gemm(kRef, ta, tb, m, n, k, 1.5f, a, b, beta, r);
           gemm(kKokkos, ta, tb, m, n, k, 1.5f, a, b, beta, kk);
           expect_close(kk, r, 1e-5 * std::sqrt(k + 1.0));
@@ -253,6 +255,12 @@ TEST(Kokkos, GemmAndGramSchmidtAreTheReferencesWithinRounding) {
       }
     }
   }
+  // beta = 0 writes C without reading it, as BLAS does: NaNs there do not survive.
+  const std::vector<float> a = uniform_values(6, 4), b = uniform_values(6, 5);
+  std::vector<float> r(4, std::numeric_limits<float>::quiet_NaN()), kk = r;
+  gemm(kRef, false, false, 2, 2, 3, 1.0f, a, b, 0.0f, r);
+  gemm(kKokkos, false, false, 2, 2, 3, 1.0f, a, b, 0.0f, kk);
+  expect_close(kk, r, 1e-6);
   for (const auto [rows, cols] : {std::pair{1, 1}, {29, 4}, {768, 2}, {5, 5}}) {
     std::vector<float> r = uniform_values(static_cast<std::size_t>(rows * cols), rows), kk = r;
     for (int row = 0; row < rows; ++row) kk[row * cols] = r[row * cols] = 0.0f;  // a zero column stays zero

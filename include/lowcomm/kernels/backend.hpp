@@ -23,8 +23,8 @@ std::string_view to_string(Backend backend);
 // benchmarks' headers).
 std::string_view cpu_matrix_products();
 
-// Where Backend::Kokkos computes: "Kokkos <version>, <execution space>" (e.g. "Kokkos 3.4.1,
-// Serial"), or "" in a build without it. Starts Kokkos if it has not started yet.
+// Where Backend::Kokkos computes, e.g. "Kokkos 3.4.1, execution space Serial, matrix products
+// KokkosBlas::gemm", or "" in a build without it. Starts Kokkos if it has not started yet.
 std::string kokkos_description();
 
 // Throws lowcomm::Error: "<kernel> has no <backend> implementation".
