@@ -23,11 +23,15 @@
 # the whole machine, but lowcomm's GB/s is per rank while its 2 ranks run at once, so it is half of
 # what the machine processes; torch puts both cores on one gradient. The ratio therefore favours
 # torch by up to 2× for compute-bound codecs (less for memory-bound ones, as the two ranks share
-# the memory bandwidth). TORCH_THREADS=1 compares one core with one core instead.
+# the memory bandwidth). TORCH_THREADS=1 compares one core with one core instead. TORCH_PROCESSES=
+# RANKS (with TORCH_THREADS=1) is the like-for-like layout: as many torch processes as ranks, one
+# thread each, running at once and sharing the memory bandwidth as the ranks do; each codec and
+# shape keeps the slowest process's figure, as lowcomm keeps its slowest rank's.
 #
 # Usage: scripts/bench-compressors.sh [build-dir] [ranks]   (defaults: build/release, 2)
 # Env: ITERATIONS (timed runs, best kept; default 3), THREADS (lowcomm threads per rank, 1),
-#      TORCH_THREADS (default RANKS × THREADS), WARMUP (torch's untimed runs, 1; lowcomm always
+#      TORCH_THREADS (default RANKS × THREADS, or 1 with TORCH_PROCESSES > 1), TORCH_PROCESSES
+#      (torch processes at once, 1), WARMUP (torch's untimed runs, 1; lowcomm always
 #      warms up once), CODECS (comma-separated, default all), SHAPES (transformer, the default, or
 #      small: 48x48 and 48, a smoke test of the script itself).
 set -euo pipefail
@@ -36,7 +40,8 @@ build=${1:-build/release}
 ranks=${2:-2}
 iterations=${ITERATIONS:-3}
 threads=${THREADS:-1}
-torch_threads=${TORCH_THREADS:-$((ranks * threads))}
+torch_processes=${TORCH_PROCESSES:-1}
+if [ "$torch_processes" -gt 1 ]; then torch_threads=${TORCH_THREADS:-1}; else torch_threads=${TORCH_THREADS:-$((ranks * threads))}; fi
 warmup=${WARMUP:-1}
 codecs=${CODECS:-all}
 shapes=${SHAPES:-transformer}
@@ -61,21 +66,37 @@ sets+=(--set "compute.threads=$threads")
 
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# git $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo -dirty);" \
-     "lowcomm $ranks ranks x $threads threads; torch 1 process x $torch_threads threads (libblas.so.3: $blas);" \
+     "lowcomm $ranks ranks x $threads threads; torch $torch_processes process(es) x $torch_threads threads (libblas.so.3: $blas);" \
      "best of $iterations"
 ours=$(OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads \
          mpiexec -n "$ranks" "${mpi_flags[@]}" -x OMP_NUM_THREADS -x OPENBLAS_NUM_THREADS \
          "$lowcomm" bench compressors "${sets[@]}")
 echo "$ours"
-torch=$(OMP_NUM_THREADS=$torch_threads /usr/bin/python3 scripts/bench_compressors_torch.py --threads "$torch_threads" \
-          --ranks "$ranks" --iterations "$iterations" --warmup "$warmup" --codecs "$codecs" --shapes "$shapes")
+# TORCH_PROCESSES copies at once; every "torch <codec> <shape> gbps=X ms=Y" row keeps the slowest
+# copy's (the headers are the first copy's).
+torch_outputs=$(mktemp -d)
+trap 'rm -rf "$torch_outputs"' EXIT
+for ((p = 0; p < torch_processes; p++)); do
+  OMP_NUM_THREADS=$torch_threads /usr/bin/python3 scripts/bench_compressors_torch.py --threads "$torch_threads" \
+    --ranks "$ranks" --iterations "$iterations" --warmup "$warmup" --codecs "$codecs" --shapes "$shapes" \
+    > "$torch_outputs/$p.txt" &
+done
+wait
+torch=$(awk '
+  FNR == NR && /^#/ { print; next }
+  $1 == "torch" && $4 ~ /^gbps=/ {
+    key = $2 " " $3; g = substr($4, 6) + 0
+    if (!(key in best)) { order[++n] = key; best[key] = g; line[key] = $0 }
+    else if (g < best[key]) { best[key] = g; line[key] = $0 }
+  }
+  END { for (i = 1; i <= n; i++) print line[order[i]] }' "$torch_outputs"/*.txt)
 echo "$torch"
 
 # lowcomm's data rows: compressor shape in(MB) payload(B) ratio time(ms) GB/s %copy codec(ms)
 # comm(ms) modelled(ms); its header "# this node: copy X GB/s (...); sgemm Y GFLOP/s (...)".
 # torch's: "torch <codec> <shape> gbps=X ms=Y" and "# torch copy_gbps=X sgemm_gflops=Y".
 { printf '%s\n' "$ours"; printf '%s\n' "$torch"; } |
-awk -v ranks="$ranks" -v threads="$threads" -v tthreads="$torch_threads" '
+awk -v ranks="$ranks" -v threads="$threads" -v tthreads="$torch_threads" -v tprocs="$torch_processes" '
   function blen(n, chunk,   d) {            # largest divisor of n that is <= chunk (n if n <= chunk)
     if (n <= chunk) return n
     for (d = chunk; d > 1; d--) if (n % d == 0) return d
@@ -105,7 +126,8 @@ awk -v ranks="$ranks" -v threads="$threads" -v tthreads="$torch_threads" '
   }
   END {
     printf "SUMMARY limits: lowcomm (rank 0 of %d ranks, %d thread(s) each): copy %.2f GB/s, sgemm %.1f GFLOP/s;" \
-           " torch (1 process, %d thread(s)): copy %.2f GB/s, sgemm %.1f GFLOP/s\n", ranks, threads, lcopy, lgemm, tthreads, tcopy, tgemm
+           " torch (%d process(es), %d thread(s) each): copy %.2f GB/s, sgemm %.1f GFLOP/s\n", ranks, threads, lcopy, lgemm,
+           tprocs, tthreads, tcopy, tgemm
     printf "SUMMARY %-9s %-10s %12s %10s %13s %6s %9s %7s\n", "codec", "shape", "lowcomm GB/s", "torch GB/s",
            "lowcomm/torch", "limit", "lowcomm %", "torch %"
     for (i = 1; i <= rows; i++) {

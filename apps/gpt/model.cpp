@@ -22,12 +22,15 @@ using namespace lowcomm::kernels;
 
 GptModel::GptModel(GptConfig config, std::uint64_t seed, ExecutionContext execution)
     : config_(config), backend_(execution.backend), layout_(config) {
-  if (backend_ == Backend::Cuda) unsupported("GptModel", backend_);
-  if (backend_ == Backend::Kokkos) {
-    // kernels/kokkos holds the compressors' kernels only; the model's layers are not ported.
-    throw ConfigError("compute.backend = \"kokkos\" runs the compressors' kernels, and the reference model has no "
-                      "kokkos kernels: train with compute.backend = \"cpu\", or use the kokkos backend where no "
-                      "model runs (lowcomm replay, lowcomm bench compressors)");
+  if (!has_model_kernels(backend_)) {
+    // A backend this build offers has the compressors' kernels: say where it does run.
+    const bool offered = std::ranges::find(available_backends(), backend_) != available_backends().end();
+    throw ConfigError(fmt::format("the reference model has no {0} kernels: train with compute.backend = \"cpu\"{1}",
+                                  to_string(backend_),
+                                  offered ? fmt::format(" (the {} backend computes the compressors' kernels: use it "
+                                                        "where no model runs, in lowcomm replay and lowcomm bench "
+                                                        "compressors)", to_string(backend_))
+                                          : std::string()));
   }
   parameters_.assign(static_cast<std::size_t>(layout_.total()), 0.0f);
   gradients_.assign(static_cast<std::size_t>(layout_.total()), 0.0f);

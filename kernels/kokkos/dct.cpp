@@ -37,7 +37,8 @@ void dct_encode_blocks(const BlockLayout& layout, std::span<const float> tensor,
   const auto cw = input(std::span<const float>(basis_w));
   const auto x = input(tensor);
   const BlockAddress at = address_of(layout);
-  DeviceView<float> t("lowcomm::dct_encode::t", static_cast<std::size_t>(size));
+  DeviceView<float> t(Kokkos::view_alloc(Kokkos::WithoutInitializing, "lowcomm::dct_encode::t"),
+                      static_cast<std::size_t>(size));
   // T[r][j] = Σ_c X[r][c]·C_w[j][c], block after block in coefficient layout.
   Kokkos::parallel_for("lowcomm::dct_encode::rows", Range(0, size), KOKKOS_LAMBDA(const std::int64_t e) {
     const std::int64_t block = e / (h * w), r = e % (h * w) / w, j = e % w;
@@ -64,7 +65,8 @@ void dct_decode_blocks(const BlockLayout& layout, std::span<const float> coeffic
   const auto cw = input(std::span<const float>(basis_w));
   const auto q = input(coefficients);
   const BlockAddress at = address_of(layout);
-  DeviceView<float> u("lowcomm::dct_decode::u", static_cast<std::size_t>(size));
+  DeviceView<float> u(Kokkos::view_alloc(Kokkos::WithoutInitializing, "lowcomm::dct_decode::u"),
+                      static_cast<std::size_t>(size));
   // U[i][c] = Σ_j Q[i][j]·C_w[j][c].
   Kokkos::parallel_for("lowcomm::dct_decode::rows", Range(0, size), KOKKOS_LAMBDA(const std::int64_t e) {
     const std::int64_t block = e / (h * w), i = e % (h * w) / w, c = e % w;

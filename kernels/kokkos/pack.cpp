@@ -52,7 +52,7 @@ std::size_t pack_indices(std::span<const std::int64_t> indices, std::size_t byte
       },
       Kokkos::Min<std::int64_t>(first_bad));
   packed.finish();
-  return static_cast<std::size_t>(first_bad);
+  return static_cast<std::size_t>(smaller(first_bad, n));  // Min's identity is the largest int64
 }
 
 std::size_t unpack_indices(std::span<const std::byte> in, std::size_t bytes, std::uint64_t limit,
@@ -74,7 +74,7 @@ std::size_t unpack_indices(std::span<const std::byte> in, std::size_t bytes, std
       },
       Kokkos::Min<std::int64_t>(first_bad));
   unpacked.finish();
-  return static_cast<std::size_t>(first_bad);
+  return static_cast<std::size_t>(smaller(first_bad, n));  // Min's identity is the largest int64
 }
 
 std::size_t pack_signs(std::span<const float> values, std::span<std::byte> out) {
@@ -96,7 +96,7 @@ std::size_t pack_signs(std::span<const float> values, std::span<std::byte> out) 
       },
       Kokkos::Min<std::int64_t>(first_nan));
   packed.finish();
-  return static_cast<std::size_t>(first_nan);
+  return static_cast<std::size_t>(smaller(first_nan, n));  // Min's identity is the largest int64
 }
 
 void unpack_signs(std::span<const std::byte> in, std::span<float> out) {

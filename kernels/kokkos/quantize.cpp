@@ -125,7 +125,7 @@ std::size_t dequantize(std::span<const std::byte> codes, std::span<const float> 
       },
       Kokkos::Min<std::int64_t>(first_bad));
   decoded.finish();
-  return static_cast<std::size_t>(first_bad);
+  return static_cast<std::size_t>(smaller(first_bad, count));  // Min's identity is the largest int64
 }
 
 }  // namespace lowcomm::kernels::kokkos_backend

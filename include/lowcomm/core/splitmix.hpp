@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "lowcomm/core/host_device.hpp"
+
 namespace lowcomm {
 
 inline constexpr std::uint64_t kSplitMixGamma = 0x9E3779B97F4A7C15ull;
 
 // The generator's output function: a bijective mix of 64 bits.
-constexpr std::uint64_t splitmix64_mix(std::uint64_t z) {
+LOWCOMM_HOST_DEVICE constexpr std::uint64_t splitmix64_mix(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
@@ -22,7 +24,7 @@ inline std::uint64_t splitmix64(std::uint64_t& state) { return splitmix64_mix(st
 
 // Output i (0-based) of the stream seeded with `seed`, without stepping through the ones before:
 // for draws that must not depend on the order (or the thread) that makes them.
-constexpr std::uint64_t splitmix64_at(std::uint64_t seed, std::uint64_t i) {
+LOWCOMM_HOST_DEVICE constexpr std::uint64_t splitmix64_at(std::uint64_t seed, std::uint64_t i) {
   return splitmix64_mix(seed + (i + 1) * kSplitMixGamma);
 }
 

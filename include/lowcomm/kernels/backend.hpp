@@ -27,6 +27,10 @@ std::string_view cpu_matrix_products();
 // KokkosBlas::gemm", or "" in a build without it. Starts Kokkos if it has not started yet.
 std::string kokkos_description();
 
+// Whether the transformer's kernels (the reference model's layers) exist on this backend:
+// Reference and Cpu; Kokkos has the compressors' kernels only.
+bool has_model_kernels(Backend backend);
+
 // Throws lowcomm::Error: "<kernel> has no <backend> implementation".
 [[noreturn]] void unsupported(std::string_view kernel, Backend backend);
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 
+#include "lowcomm/core/host_device.hpp"
 #include "lowcomm/kernels/backend.hpp"
 
 namespace lowcomm::kernels {
@@ -19,7 +20,7 @@ std::size_t value_bytes(ValueType type);  // 4, 2, 2
 // that the loops over arrays below vectorise.
 namespace detail {
 // a where the condition holds, else b.
-inline std::uint32_t choose(bool condition, std::uint32_t a, std::uint32_t b) {
+LOWCOMM_HOST_DEVICE inline std::uint32_t choose(bool condition, std::uint32_t a, std::uint32_t b) {
   const std::uint32_t mask = 0u - static_cast<std::uint32_t>(condition);
   return (a & mask) | (b & ~mask);
 }
@@ -30,7 +31,7 @@ inline std::uint32_t choose(bool condition, std::uint32_t a, std::uint32_t b) {
 // mantissa bits are then binary16's), a normal one the rebiased bits plus a rounding bias that
 // carries into the exponent exactly when it should (up to infinity). The same bits as the plain
 // definition for every one of the 2^32 floats (checked exhaustively when this was written).
-inline std::uint16_t float_to_f16(float value) {
+LOWCOMM_HOST_DEVICE inline std::uint16_t float_to_f16(float value) {
   using detail::choose;
   const auto x = std::bit_cast<std::uint32_t>(value);
   const std::uint32_t sign = (x >> 16) & 0x8000u;
@@ -50,7 +51,7 @@ inline std::uint16_t float_to_f16(float value) {
   return static_cast<std::uint16_t>(sign | half);
 }
 
-inline float f16_to_float(std::uint16_t bits) {
+LOWCOMM_HOST_DEVICE inline float f16_to_float(std::uint16_t bits) {
   const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000u) << 16;
   const std::uint32_t exponent = (bits >> 10) & 0x1Fu;
   const std::uint32_t mantissa = bits & 0x3FFu;
@@ -61,14 +62,14 @@ inline float f16_to_float(std::uint16_t bits) {
       sign | detail::choose(exponent == 0, subnormal, detail::choose(exponent == 0x1F, special, normal)));
 }
 
-inline std::uint16_t float_to_bf16(float value) {
+LOWCOMM_HOST_DEVICE inline std::uint16_t float_to_bf16(float value) {
   const auto x = std::bit_cast<std::uint32_t>(value);
   const bool nan = (x & 0x7FFFFFFFu) > 0x7F800000u;
   const std::uint32_t rounded = (x + 0x7FFFu + ((x >> 16) & 1u)) >> 16;
   return static_cast<std::uint16_t>(detail::choose(nan, (x >> 16) | 0x40u, rounded));  // a NaN stays NaN
 }
 
-inline float bf16_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
+LOWCOMM_HOST_DEVICE inline float bf16_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
 
 // values as `type`, little-endian, value_bytes(type) bytes each; out.size() must match.
 void encode_values(Backend backend, std::span<const float> values, ValueType type, std::span<std::byte> out);
