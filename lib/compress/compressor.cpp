@@ -36,6 +36,8 @@ bool Compressor::transmitted_entries(const UnitContext&, std::span<const float>,
   return false;
 }
 
+bool Compressor::transmitted_is_aggregate(const UnitContext&) const { return false; }
+
 void Compressor::save_state(StateDict&, std::string_view) const {}
 void Compressor::load_state(const StateDict&, std::string_view) {}
 

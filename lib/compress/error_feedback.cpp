@@ -57,7 +57,15 @@ std::optional<Message> ErrorFeedback::decode(const UnitContext& unit, int round,
     residual.swap(corrected.values);
     return std::nullopt;
   }
-  if (inner_->transmitted_entries(unit, corrected.values, corrected.inner, corrected.transmitted)) {
+  if (inner_->transmitted_is_aggregate(unit)) {
+    // residual ← corrected − aggregate, the reconstruction decode has just written.
+    const std::size_t n = residual.size();
+    const float* c = corrected.values.data();
+    const float* a = aggregate.data();
+    float* r = residual.data();
+#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
+    for (std::size_t i = 0; i < n; ++i) r[i] = c[i] - a[i];
+  } else if (inner_->transmitted_entries(unit, corrected.values, corrected.inner, corrected.transmitted)) {
     // residual ← corrected − transmitted where transmitted is not +0, and corrected elsewhere
     // (x − (+0) is x, bit for bit): the buffers swap, so the residual's old storage becomes next
     // step's `corrected`, and only the entries are written.

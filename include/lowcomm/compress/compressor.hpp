@@ -88,6 +88,12 @@ class Compressor {
   virtual bool transmitted_entries(const UnitContext& unit, std::span<const float> input,
                                    const UnitScratch& scratch, SparseEntries& entries) const;
 
+  // Optional, for compressors whose `transmitted` is bitwise the unit's aggregate, as decode last
+  // wrote it (PowerSGD: every rank applies the reconstruction it sent): returning true lets error
+  // feedback take input − aggregate instead of calling `transmitted`, which would compute the
+  // same values again. The default returns false.
+  virtual bool transmitted_is_aggregate(const UnitContext& unit) const;
+
   // The exact payload size of round `round` for this unit when it is fixed (top-k with a fixed k,
   // PowerSGD's factors); the library checks every message against it, and gathers such payloads
   // without a size header. nullopt: the size varies.

@@ -28,6 +28,7 @@ class ErrorFeedback final : public Compressor {
                                 UnitScratch& scratch, std::span<float> aggregate) override;
   void transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
                    std::span<float> out) const override;
+  bool transmitted_is_aggregate(const UnitContext& unit) const override { return inner_->transmitted_is_aggregate(unit); }
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int round) const override;
   void save_state(StateDict& state, std::string_view prefix) const override;
   void load_state(const StateDict& state, std::string_view prefix) override;

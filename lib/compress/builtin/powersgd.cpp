@@ -94,6 +94,10 @@ class PowerSgd final : public Compressor {
     reconstruct(unit, s, scratch.get<Factors>().p_hat, q_.at(unit.unit_id), out);
   }
 
+  // The reconstruction P̂·Q̄ᵀ decode wrote (the dense 1-D case sends its input exactly, and its
+  // aggregate is the mean: not the same).
+  bool transmitted_is_aggregate(const UnitContext& unit) const override { return !shape_of(unit).dense(); }
+
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int round) const override {
     const Shape s = shape_of(unit);
     const std::int64_t floats = s.dense() ? unit.numel() : (round == 0 ? s.n : s.m) * s.r;
