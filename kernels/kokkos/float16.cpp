@@ -9,7 +9,7 @@ namespace lowcomm::kernels::kokkos_backend {
 
 void encode_values(std::span<const float> values, bool bf16, std::span<std::byte> out) {
   const auto in = input(values);
-  Output<unsigned char> bytes({reinterpret_cast<unsigned char*>(out.data()), out.size()});
+  Output<unsigned char> bytes(as_uchars(out));
   const auto dst = bytes.view();
   Kokkos::parallel_for("lowcomm::encode_values", Range(0, static_cast<std::int64_t>(values.size())),
                        KOKKOS_LAMBDA(const std::int64_t i) {
@@ -21,7 +21,7 @@ void encode_values(std::span<const float> values, bool bf16, std::span<std::byte
 }
 
 void decode_values(std::span<const std::byte> in, bool bf16, std::span<float> out) {
-  const auto src = input(std::span<const unsigned char>(reinterpret_cast<const unsigned char*>(in.data()), in.size()));
+  const auto src = input(as_uchars(in));
   Output<float> values(out);
   const auto dst = values.view();
   Kokkos::parallel_for("lowcomm::decode_values", Range(0, static_cast<std::int64_t>(out.size())),

@@ -5,6 +5,8 @@
 // Output::finish().
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
+#include <cstring>
 #include <span>
 #include <type_traits>
 
@@ -50,11 +52,26 @@ class Output {
   decltype(Kokkos::create_mirror_view(MemorySpace(), std::declval<HostView<T>&>())) device_;
 };
 
+// Bytes as unsigned char, a type every Kokkos version stores in views.
+inline std::span<const unsigned char> as_uchars(std::span<const std::byte> bytes) {
+  return {reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()};
+}
+inline std::span<unsigned char> as_uchars(std::span<std::byte> bytes) {
+  return {reinterpret_cast<unsigned char*>(bytes.data()), bytes.size()};
+}
+
 // Kokkos lambdas must not capture the enclosing object or host-only types: these small
 // functions stand in for std::min / std::max, which are not device functions everywhere.
 template <class T>
 KOKKOS_INLINE_FUNCTION T smaller(T a, T b) { return b < a ? b : a; }
 template <class T>
 KOKKOS_INLINE_FUNCTION T larger(T a, T b) { return a < b ? b : a; }
+
+// A float's bits (std::bit_cast is not a device function everywhere; memcpy is).
+KOKKOS_INLINE_FUNCTION std::uint32_t bits_of(float v) {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
 
 }  // namespace lowcomm::kernels::kokkos_backend

@@ -3,7 +3,6 @@
 // reduction over the offending positions, so the dispatch can name the first one.
 #include <Kokkos_Core.hpp>
 
-#include <cstring>
 #include <limits>
 
 #include "kokkos_views.hpp"
@@ -12,25 +11,13 @@ namespace lowcomm::kernels::kokkos_backend {
 
 namespace {
 
-// Bytes as unsigned char, a type every Kokkos version stores in views.
-std::span<const unsigned char> as_uchars(std::span<const std::byte> bytes) {
-  return {reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()};
-}
-std::span<unsigned char> as_uchars(std::span<std::byte> bytes) {
-  return {reinterpret_cast<unsigned char*>(bytes.data()), bytes.size()};
-}
-
 // The largest index a width holds; 8 bytes keep the sign bit clear (as kernels/cpu).
 std::uint64_t max_index(std::size_t bytes) {
   return bytes == 8 ? static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
                     : (std::uint64_t{1} << (8 * bytes)) - 1;
 }
 
-KOKKOS_INLINE_FUNCTION bool sign_bit(float v) {
-  std::uint32_t bits = 0;
-  std::memcpy(&bits, &v, sizeof bits);
-  return (bits >> 31) != 0;
-}
+KOKKOS_INLINE_FUNCTION bool sign_bit(float v) { return (bits_of(v) >> 31) != 0; }
 
 }  // namespace
 

@@ -14,19 +14,6 @@ namespace lowcomm::kernels::kokkos_backend {
 
 namespace {
 
-std::span<const unsigned char> as_uchars(std::span<const std::byte> bytes) {
-  return {reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()};
-}
-std::span<unsigned char> as_uchars(std::span<std::byte> bytes) {
-  return {reinterpret_cast<unsigned char*>(bytes.data()), bytes.size()};
-}
-
-KOKKOS_INLINE_FUNCTION std::uint32_t bits_of(float v) {
-  std::uint32_t bits = 0;
-  std::memcpy(&bits, &v, sizeof bits);
-  return bits;
-}
-
 KOKKOS_INLINE_FUNCTION float float_of(std::uint32_t bits) {
   float v = 0;
   std::memcpy(&v, &bits, sizeof v);

@@ -3,7 +3,6 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Sort.hpp>
 
-#include <cstring>
 
 #include <fmt/format.h>
 
@@ -18,11 +17,7 @@ namespace {
 // key above +inf's.
 constexpr std::uint32_t kNanKey = 0x7F800001u;
 
-KOKKOS_INLINE_FUNCTION std::uint32_t magnitude_key(float v) {
-  std::uint32_t bits = 0;
-  std::memcpy(&bits, &v, sizeof bits);
-  return smaller<std::uint32_t>(bits & 0x7FFFFFFFu, kNanKey);
-}
+KOKKOS_INLINE_FUNCTION std::uint32_t magnitude_key(float v) { return smaller<std::uint32_t>(bits_of(v) & 0x7FFFFFFFu, kNanKey); }
 
 }  // namespace
 
