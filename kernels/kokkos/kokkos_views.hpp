@@ -38,7 +38,7 @@ template <class T>
 class Output {
  public:
   explicit Output(std::span<T> span, bool initialised = false)
-      : host_((ensure_initialized(), span.data()), span.size()),
+      : host_((ensure_initialized(), span.data()), span.size()),  // Kokkos runs before any view exists
         device_(initialised ? Kokkos::create_mirror_view_and_copy(MemorySpace(), host_)
                             : Kokkos::create_mirror_view(MemorySpace(), host_)) {}
   const auto& view() const { return device_; }
