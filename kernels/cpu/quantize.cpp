@@ -301,23 +301,56 @@ unsigned read_code_reference(std::span<const std::byte> codes, std::size_t index
   return code;
 }
 
+// What a decoded value does to its output element: replaces it (dequantize), or is one rank's
+// step of the mean over ranks (dequantize_sum).
+struct SumStep {
+  bool sum = false;
+  bool first = false;
+  float divisor = 1.0f;
+  float apply(float out, float x) const { return sum ? (first ? 0.0f + x : out + x) / divisor : x; }
+};
+
 void dequantize_reference(const Layout& layout, std::span<const std::byte> codes,
-                          std::span<const float> scales, std::span<float> out) {
+                          std::span<const float> scales, SumStep step, std::span<float> out) {
   for (std::size_t i = 0; i < layout.count; ++i) {
     const unsigned code = read_code_reference(codes, i, layout.bits);
     if (!valid_code(code, layout)) throw_bad_code(i, code, layout);
-    out[i] = decode(code, scales[i / layout.group], layout);
+    out[i] = step.apply(out[i], decode(code, scales[i / layout.group], layout));
   }
 }
 
 // The decode of a run of byte-aligned codes under one scale; false if a code exceeds 2L.
+// (One loop per kind of step, so that each vectorises.)
 LOWCOMM_SIMD_CLONES
-bool decode_codes(const std::uint8_t* codes, std::size_t n, float scale, int levels, float* out) {
+bool decode_codes(const std::uint8_t* codes, std::size_t n, float scale, int levels, SumStep step, float* out) {
   const auto largest = static_cast<std::uint8_t>(2 * levels);
   bool valid = true;
-  for (std::size_t i = 0; i < n; ++i) {
-    valid &= codes[i] <= largest;
-    out[i] = static_cast<float>(static_cast<int>(codes[i]) - levels) * scale;
+  const float divisor = step.divisor;
+  if (!step.sum) {
+    for (std::size_t i = 0; i < n; ++i) {
+      valid &= codes[i] <= largest;
+      out[i] = static_cast<float>(static_cast<int>(codes[i]) - levels) * scale;
+    }
+  } else if (step.first && divisor == 1.0f) {  // x / 1 is x: the division can go
+    for (std::size_t i = 0; i < n; ++i) {
+      valid &= codes[i] <= largest;
+      out[i] = 0.0f + static_cast<float>(static_cast<int>(codes[i]) - levels) * scale;
+    }
+  } else if (step.first) {
+    for (std::size_t i = 0; i < n; ++i) {
+      valid &= codes[i] <= largest;
+      out[i] = (0.0f + static_cast<float>(static_cast<int>(codes[i]) - levels) * scale) / divisor;
+    }
+  } else if (divisor == 1.0f) {
+    for (std::size_t i = 0; i < n; ++i) {
+      valid &= codes[i] <= largest;
+      out[i] = out[i] + static_cast<float>(static_cast<int>(codes[i]) - levels) * scale;
+    }
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      valid &= codes[i] <= largest;
+      out[i] = (out[i] + static_cast<float>(static_cast<int>(codes[i]) - levels) * scale) / divisor;
+    }
   }
   return valid;
 }
@@ -333,7 +366,8 @@ void unpack_nibbles(const std::byte* in, std::size_t n, std::uint8_t* codes) {
 }
 
 // Returns the first element whose code is malformed, or layout.count.
-std::size_t decode_aligned(const Layout& layout, const std::byte* in, const float* scales, float* out) {
+std::size_t decode_aligned(const Layout& layout, const std::byte* in, const float* scales, SumStep step,
+                           float* out) {
   const std::size_t pieces = (layout.count + kAlignedPiece - 1) / kAlignedPiece;
   std::size_t first_bad = layout.count;
 #pragma omp parallel if (layout.count >= kParallelMin) reduction(min : first_bad)
@@ -351,7 +385,7 @@ std::size_t decode_aligned(const Layout& layout, const std::byte* in, const floa
       for (std::size_t i = begin; i < end;) {
         const std::size_t g = i / layout.group;
         const std::size_t stop = std::min(end, (g + 1) * layout.group);
-        if (!decode_codes(codes + (i - begin), stop - i, scales[g], layout.levels, out + i)) {
+        if (!decode_codes(codes + (i - begin), stop - i, scales[g], layout.levels, step, out + i)) {
           const auto* bad = std::find_if(codes + (i - begin), codes + (stop - begin), [&](std::uint8_t c) {
             return !valid_code(c, layout);
           });
@@ -365,12 +399,12 @@ std::size_t decode_aligned(const Layout& layout, const std::byte* in, const floa
 }
 
 void dequantize_cpu(const Layout& layout, std::span<const std::byte> codes,
-                    std::span<const float> scales, std::span<float> out) {
+                    std::span<const float> scales, SumStep step, std::span<float> out) {
   const std::byte* src = codes.data();
   const float* scale_in = scales.data();
   float* dst = out.data();
   if (aligned(layout.bits)) {
-    const std::size_t first_bad = decode_aligned(layout, src, scale_in, dst);
+    const std::size_t first_bad = decode_aligned(layout, src, scale_in, step, dst);
     if (first_bad < layout.count) {
       throw_bad_code(first_bad, read_code_reference(codes, first_bad, layout.bits), layout);
     }
@@ -399,7 +433,7 @@ void dequantize_cpu(const Layout& layout, std::span<const std::byte> codes,
       }
       const auto code = static_cast<unsigned>((packed >> ((i - begin) * layout.bits)) & mask);
       if (!valid_code(code, layout)) first_bad = std::min(first_bad, i);
-      dst[i] = decode(code, scale_in[g], layout);
+      dst[i] = step.apply(dst[i], decode(code, scale_in[g], layout));
     }
   }
   if (first_bad < layout.count) {
@@ -445,18 +479,21 @@ void quantize(Backend backend, std::span<const float> x, std::size_t group, int 
   unsupported("quantize", backend);
 }
 
-void dequantize(Backend backend, std::span<const std::byte> codes, std::span<const float> scales,
-                std::size_t group, int bits, std::span<float> out) {
-  const Layout layout = check_layout("dequantize", out.size(), group, bits, codes.size(),
-                                     scales.size());
+namespace {
+
+void dequantize_step(std::string_view kernel, Backend backend, std::span<const std::byte> codes,
+                     std::span<const float> scales, std::size_t group, int bits, SumStep step,
+                     std::span<float> out) {
+  const Layout layout = check_layout(kernel, out.size(), group, bits, codes.size(), scales.size());
   check_scales(scales);
   check_padding(layout, codes);
   switch (backend) {
-    case Backend::Reference: return dequantize_reference(layout, codes, scales, out);
-    case Backend::Cpu: return dequantize_cpu(layout, codes, scales, out);
+    case Backend::Reference: return dequantize_reference(layout, codes, scales, step, out);
+    case Backend::Cpu: return dequantize_cpu(layout, codes, scales, step, out);
     case Backend::Kokkos:
 #if LOWCOMM_HAVE_KOKKOS
-      if (const std::size_t bad = kokkos_backend::dequantize(codes, scales, group, bits, layout.levels, out);
+      if (const std::size_t bad = kokkos_backend::dequantize(codes, scales, group, bits, layout.levels, step.sum,
+                                                             step.first, step.divisor, out);
           bad < out.size()) {
         throw_bad_code(bad, read_code_reference(codes, bad, layout.bits), layout);
       }
@@ -464,7 +501,23 @@ void dequantize(Backend backend, std::span<const std::byte> codes, std::span<con
 #endif
     case Backend::Cuda: break;
   }
-  unsupported("dequantize", backend);
+  unsupported(kernel, backend);
+}
+
+}  // namespace
+
+void dequantize(Backend backend, std::span<const std::byte> codes, std::span<const float> scales,
+                std::size_t group, int bits, std::span<float> out) {
+  dequantize_step("dequantize", backend, codes, scales, group, bits, SumStep{}, out);
+}
+
+void dequantize_sum(Backend backend, std::span<const std::byte> codes, std::span<const float> scales,
+                    std::size_t group, int bits, bool first, float divisor, std::span<float> sum) {
+  if (!(divisor > 0.0f) || !std::isfinite(divisor)) {
+    throw Error(fmt::format("dequantize_sum: divisor {} must be a positive finite number", divisor));
+  }
+  dequantize_step("dequantize_sum", backend, codes, scales, group, bits,
+                  SumStep{.sum = true, .first = first, .divisor = divisor}, sum);
 }
 
 }  // namespace lowcomm::kernels

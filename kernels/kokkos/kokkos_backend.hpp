@@ -58,11 +58,12 @@ std::size_t pack_signs(std::span<const float> values, std::span<std::byte> out);
 void unpack_signs(std::span<const std::byte> in, std::span<float> out);
 
 // quantize.hpp's format; levels = 2^(bits-1) - 1. Returns the first non-finite element's index,
-// or x.size(). dequantize returns the first element whose code exceeds 2 levels, or out.size().
+// or x.size(). dequantize returns the first element whose code exceeds 2 levels, or out.size();
+// with `sum` it is a step of dequantize_sum: out = (first ? 0 + x̂ : out + x̂) / divisor.
 std::size_t quantize(std::span<const float> x, std::size_t group, int bits, int levels, bool stochastic,
                      std::uint64_t seed, std::span<std::byte> codes, std::span<float> scales);
 std::size_t dequantize(std::span<const std::byte> codes, std::span<const float> scales, std::size_t group,
-                       int bits, int levels, std::span<float> out);
+                       int bits, int levels, bool sum, bool first, float divisor, std::span<float> out);
 
 void orthonormalize_columns(std::span<float> matrix, std::int64_t rows, std::int64_t cols, float epsilon);
 // What computes gemm: "KokkosBlas::gemm" (Kokkos-Kernels) or "Kokkos loops".

@@ -86,12 +86,12 @@ std::size_t quantize(std::span<const float> x, std::size_t group, int bits, int 
 }
 
 std::size_t dequantize(std::span<const std::byte> codes, std::span<const float> scales, std::size_t group,
-                       int bits, int levels, std::span<float> out) {
+                       int bits, int levels, bool sum, bool first, float divisor, std::span<float> out) {
   const auto count = static_cast<std::int64_t>(out.size());
   const auto g = static_cast<std::int64_t>(group);
   const auto src = input(as_uchars(codes));
   const auto scale = input(scales);
-  Output<float> decoded(out);
+  Output<float> decoded(out, /*initialised=*/sum && !first);
   const auto dst = decoded.view();
   std::int64_t first_bad = count;
   Kokkos::parallel_reduce(
@@ -103,12 +103,9 @@ std::size_t dequantize(std::span<const std::byte> codes, std::span<const float> 
           code |= ((static_cast<unsigned>(src(bit / 8)) >> (bit % 8)) & 1u) << j;
         }
         const float s = scale(i / g);
-        if (bits == 1) {
-          dst(i) = code != 0 ? -s : s;
-          return;
-        }
-        if (code > 2u * static_cast<unsigned>(levels)) bad = smaller(bad, i);
-        dst(i) = static_cast<float>(static_cast<int>(code) - levels) * s;
+        if (bits != 1 && code > 2u * static_cast<unsigned>(levels)) bad = smaller(bad, i);
+        const float x = bits == 1 ? (code != 0 ? -s : s) : static_cast<float>(static_cast<int>(code) - levels) * s;
+        dst(i) = sum ? (first ? 0.0f + x : dst(i) + x) / divisor : x;
       },
       Kokkos::Min<std::int64_t>(first_bad));
   decoded.finish();

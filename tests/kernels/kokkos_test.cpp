@@ -232,6 +232,12 @@ TEST(Kokkos, QuantisationIsTheReferencesBitForBit) {
           dequantize(kRef, rc, rs, group, bits, ro);
           dequantize(kKokkos, rc, rs, group, bits, ko);
           expect_bitwise_equal(ko, ro);
+          for (const bool first : {true, false}) {  // one step of the decoder's mean, either kind
+            std::vector<float> rsum(n, 0.5f), ksum = rsum;
+            dequantize_sum(kRef, rc, rs, group, bits, first, 3.0f, rsum);
+            dequantize_sum(kKokkos, rc, rs, group, bits, first, 3.0f, ksum);
+            expect_bitwise_equal(ksum, rsum);
+          }
         }
       }
     }

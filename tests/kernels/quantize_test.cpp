@@ -1,6 +1,7 @@
 // b-bit quantisation: exact codes for hand-worked inputs, Cpu bitwise against Reference for every
 // width, group and rounding on awkward sizes, the error bounds, unbiased stochastic rounding, and
 // every error path of both directions.
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -320,6 +321,57 @@ TEST(Dequantize, RejectsMalformedScalesSizesAndPadding) {
   std::vector<float> out(1);
   EXPECT_THAT([&] { dequantize(Backend::Cuda, codes, scales, 1, 8, out); },
               ThrowsMessage<Error>(HasSubstr("dequantize has no cuda implementation")));
+}
+
+// dequantize_sum, one step per rank, gives the decoder's mean ((0 + x̂_0) + x̂_1 + ...) / W exactly
+// as dequantizing each payload and summing does, on both backends, for every width and awkward
+// sizes (the byte-aligned fast paths included), and checks its payloads as dequantize does.
+TEST(DequantizeSum, IsTheMeanOfTheDequantisedPayloadsBitForBit) {
+  std::mt19937 random(11);
+  std::normal_distribution<float> normal;
+  for (const int bits : {1, 3, 4, 8}) {
+    for (const std::size_t n : {1u, 7u, 1000u, 20001u}) {
+      for (const int world : {1, 2, 3}) {
+        const std::size_t group = n > 64 ? 64 : n;
+        const std::size_t groups = (n + group - 1) / group;
+        std::vector<std::vector<std::byte>> codes(world, std::vector<std::byte>(quantized_bytes(n, bits)));
+        std::vector<std::vector<float>> scales(world, std::vector<float>(groups));
+        for (int w = 0; w < world; ++w) {
+          std::vector<float> x(n);
+          for (float& v : x) v = normal(random);
+          quantize(Backend::Cpu, x, group, bits, Rounding::Nearest, 0, codes[w], scales[w]);
+        }
+        // The definition: each payload decoded, then summed from +0 in rank order and divided.
+        std::vector<float> expected(n, 0.0f), decoded(n);
+        for (int w = 0; w < world; ++w) {
+          dequantize(Backend::Reference, codes[w], scales[w], group, bits, decoded);
+          for (std::size_t i = 0; i < n; ++i) expected[i] = (w == 0 ? 0.0f + decoded[i] : expected[i] + decoded[i]);
+        }
+        for (float& e : expected) e = e / static_cast<float>(world);
+        for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
+          std::vector<float> sum(n, std::numeric_limits<float>::quiet_NaN());  // first overwrites
+          for (int w = 0; w < world; ++w) {
+            dequantize_sum(backend, codes[w], scales[w], group, bits, w == 0,
+                           w + 1 == world ? static_cast<float>(world) : 1.0f, sum);
+          }
+          for (std::size_t i = 0; i < n; ++i) {
+            ASSERT_EQ(std::bit_cast<std::uint32_t>(sum[i]), std::bit_cast<std::uint32_t>(expected[i]))
+                << to_string(backend) << " bits " << bits << " n " << n << " world " << world << " [" << i << "]";
+          }
+        }
+      }
+    }
+  }
+  std::vector<std::byte> bad(quantized_bytes(8, 3), std::byte{0xFF});  // codes 7 > 2L = 6
+  const std::vector<float> one{1.0f};
+  std::vector<float> sum(8);
+  for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
+    EXPECT_THAT([&] { dequantize_sum(backend, bad, one, 8, 3, true, 1.0f, sum); },
+                ThrowsMessage<Error>(HasSubstr("code 7 of element 0 exceeds 6")));
+    const std::vector<std::byte> fine(quantized_bytes(8, 3));
+    EXPECT_THAT([&] { dequantize_sum(backend, fine, one, 8, 3, true, 0.0f, sum); },
+                ThrowsMessage<Error>(HasSubstr("divisor 0 must be a positive finite number")));
+  }
 }
 
 }  // namespace

@@ -52,4 +52,13 @@ void quantize(Backend backend, std::span<const float> x, std::size_t group, int 
 void dequantize(Backend backend, std::span<const std::byte> codes, std::span<const float> scales,
                 std::size_t group, int bits, std::span<float> out);
 
+// One rank's step of the decoder's mean over ranks, fused with dequantize: with x̂ the values
+// dequantize would write, sum[i] = (first ? 0 + x̂[i] : sum[i] + x̂[i]) / divisor. Called for each
+// rank's payload in rank order (first for the first, divisor W for the last and 1 before, which
+// divides exactly), it leaves ((0 + x̂_0) + x̂_1 + ...) / W in `sum` without a buffer of decoded
+// values. The same checks and errors as dequantize, and a divisor that is not positive and
+// finite throws; when it throws, `sum` holds unspecified values.
+void dequantize_sum(Backend backend, std::span<const std::byte> codes, std::span<const float> scales,
+                    std::size_t group, int bits, bool first, float divisor, std::span<float> sum);
+
 }  // namespace lowcomm::kernels

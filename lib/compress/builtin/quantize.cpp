@@ -44,37 +44,21 @@ class Quantize final : public Compressor {
 
   std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch& scratch,
                                 std::span<float> aggregate) override {
-    // The mean ((0 + x̂_0) + x̂_1 + ...) / W in rank order, with the first rank decoded straight
-    // into the aggregate and the division fused into the last sum: the same bits as summing into
-    // a zeroed aggregate and dividing after, without those two passes.
-    std::vector<float>& values = scratch.get<Buffers>().decoded;
-    values.resize(aggregate.size());
+    // The mean ((0 + x̂_0) + x̂_1 + ...) / W in rank order, each rank's payload dequantised
+    // straight into the running sum (kernels::dequantize_sum) and the division fused into the
+    // last rank's step: the same bits as summing into a zeroed aggregate and dividing after.
     const float ranks = static_cast<float>(unit.contributors());
     const std::size_t world = received.gathered.size();
     if (world == 0 || world != static_cast<std::size_t>(unit.contributors())) {
       throw Error(fmt::format("quantize: unit '{}' received {} payloads from {} ranks", unit.name, world,
                               unit.contributors()));
     }
-    dequantize(unit, received.gathered[0], aggregate, received.sender(0));
-    if (world == 1) {
-      for (float& x : aggregate) x = (0.0f + x) / ranks;
-      return std::nullopt;
-    }
-    for (std::size_t w = 1; w < world; ++w) {
-      dequantize(unit, received.gathered[w], values, received.sender(w));
-      const bool first = w == 1, last = w + 1 == world;
-      float* a = aggregate.data();
-      const float* v = values.data();
-      const std::size_t n = aggregate.size();
-      if (first && last) {
-        for (std::size_t i = 0; i < n; ++i) a[i] = ((0.0f + a[i]) + v[i]) / ranks;
-      } else if (first) {
-        for (std::size_t i = 0; i < n; ++i) a[i] = (0.0f + a[i]) + v[i];
-      } else if (last) {
-        for (std::size_t i = 0; i < n; ++i) a[i] = (a[i] + v[i]) / ranks;
-      } else {
-        for (std::size_t i = 0; i < n; ++i) a[i] = a[i] + v[i];
-      }
+    const Layout layout = layout_of(unit);
+    std::vector<float>& scales = scratch.get<Buffers>().scales;
+    for (std::size_t w = 0; w < world; ++w) {
+      const std::span<const std::byte> codes = split(unit, received.gathered[w], received.sender(w), scales);
+      kernels::dequantize_sum(unit.execution.backend, codes, scales, layout.group, bits_, w == 0,
+                              w + 1 == world ? ranks : 1.0f, aggregate);
     }
     return std::nullopt;
   }
@@ -91,7 +75,7 @@ class Quantize final : public Compressor {
  private:
   struct Buffers {
     std::vector<std::byte> own_payload;  // what this rank sent: transmitted() dequantises it
-    std::vector<float> decoded;          // one rank's payload, decoded (kept: fresh pages cost more)
+    std::vector<float> scales;           // one rank's scales, aligned as floats
   };
   struct Layout {
     std::size_t count, group, groups, code_bytes;
@@ -107,16 +91,25 @@ class Quantize final : public Compressor {
     return {count, group, groups, kernels::quantized_bytes(count, bits_)};
   }
 
-  void dequantize(const UnitContext& unit, std::span<const std::byte> payload, std::span<float> out,
-                  int from_rank) const {
+  // A payload's codes, after checking its size and copying its scales into `scales` (the payload
+  // need not be aligned for floats).
+  std::span<const std::byte> split(const UnitContext& unit, std::span<const std::byte> payload, int from_rank,
+                                   std::vector<float>& scales) const {
     const Layout layout = layout_of(unit);
     if (payload.size() != layout.bytes()) {
       throw Error(fmt::format("quantize: rank {} sent {} bytes for unit '{}', expected {}", from_rank,
                               payload.size(), unit.name, layout.bytes()));
     }
-    std::vector<float> scales(layout.groups);
+    scales.resize(layout.groups);
     std::memcpy(scales.data(), payload.data(), layout.scale_bytes());
-    kernels::dequantize(unit.execution.backend, payload.subspan(layout.scale_bytes()), scales, layout.group, bits_, out);
+    return payload.subspan(layout.scale_bytes());
+  }
+
+  void dequantize(const UnitContext& unit, std::span<const std::byte> payload, std::span<float> out,
+                  int from_rank) const {
+    std::vector<float> scales;
+    const std::span<const std::byte> codes = split(unit, payload, from_rank, scales);
+    kernels::dequantize(unit.execution.backend, codes, scales, layout_of(unit).group, bits_, out);
   }
 
   int bits_;
