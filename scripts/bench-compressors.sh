@@ -12,7 +12,7 @@
 #   none, randomk, topk, quantize, and powersgd's dense 1-D case: GB/s ÷ copy GB/s (lowcomm's %copy)
 #   powersgd (n × m, r = min(n, m, 2)): products P = MQ, Q = MᵀP̂, out = P̂Qᵀ, 2·n·m·r flops each,
 #     so GFLOP/s = 6·n·m·r / t = 1.5·r·GB/s (t = 4·n·m bytes / GB/s); ÷ sgemm GFLOP/s
-#     (Gram-Schmidt's O(n·r²) not counted; lowcomm's EF recomputes P̂Qᵀ, not counted either)
+#     (Gram-Schmidt's O(n·r²) not counted)
 #   dct_topk (R × C in h × w blocks, h, w the largest divisors ≤ 64): the dense-basis block DCT,
 #     encode C_h·X·C_wᵀ = 2·h·w·(h + w) flops per block and the same again for the decode, so
 #     4·R·C·(h + w) flops, GFLOP/s = (h + w)·GB/s; a 1-D tensor in chunks of c: 4·n·c flops,
