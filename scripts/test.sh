@@ -3,18 +3,31 @@
 # UndefinedBehaviorSanitizer. Installs dependencies and builds first. CTest runs unit tests, MPI
 # tests at 1-4 ranks, the CLI tests and an outside project built against the installed package.
 # After the release tests, the LOWCOMM_BLAS=FindBLAS configuration (scripts/check-blas-findblas.sh)
-# and the Kokkos configuration (preset kokkos: the Kokkos kernels against Reference, and every
-# compressor's MPI test and benchmark once more on them; only what those tests need is built).
-# `bash scripts/test.sh release` (or `debug`, or `kokkos`) runs one of them.
+# the Kokkos configuration (preset kokkos: the Kokkos kernels against Reference, and every
+# compressor's MPI test and benchmark once more on them; only what those tests need is built), and
+# the CUDA configuration where nvcc is installed (preset cuda: all CUDA code compiled and linked,
+# the host-side tests run, and the GPU tests, which skip where no GPU is; scripts/gpu-check.sh
+# runs them on a GPU). `bash scripts/test.sh release` (or `debug`, `kokkos`, `cuda`) runs one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 presets=("${@:-release}")
-[ $# -eq 0 ] && presets=(release kokkos debug)
+if [ $# -eq 0 ]; then
+  presets=(release kokkos)
+  if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+    presets+=(cuda)
+  else
+    echo "== no nvcc: the CUDA configuration is not built =="
+  fi
+  presets+=(debug)
+fi
+export PATH="$PATH:/usr/local/cuda/bin"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for preset in "${presets[@]}"; do
   echo "== build and test: $preset =="
   if [ "$preset" = kokkos ]; then
     bash scripts/build.sh kokkos lowcomm_cli kernels_kokkos_test compressors_mpi_test
+  elif [ "$preset" = cuda ]; then
+    bash scripts/build.sh cuda lowcomm_cli kernels_cuda_test compressors_mpi_test local_rank_test
   else
     bash scripts/build.sh "$preset"
   fi

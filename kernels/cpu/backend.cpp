@@ -7,6 +7,9 @@
 #if LOWCOMM_HAVE_KOKKOS
 #include "../kokkos/kokkos_backend.hpp"
 #endif
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_backend.hpp"
+#endif
 
 namespace lowcomm::kernels {
 
@@ -30,6 +33,34 @@ std::string kokkos_description() {
 #else
   return "";
 #endif
+}
+
+std::string cuda_description() {
+#if LOWCOMM_HAVE_CUDA
+  return cuda_backend::description();
+#else
+  return "";
+#endif
+}
+
+std::string unavailable_reason(Backend backend) {
+  switch (backend) {
+    case Backend::Reference:
+    case Backend::Cpu: return "";
+    case Backend::Kokkos:
+#if LOWCOMM_HAVE_KOKKOS
+      return "";
+#else
+      return "this build has no Kokkos kernels; configure with -DLOWCOMM_ENABLE_KOKKOS=ON (preset kokkos)";
+#endif
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::unavailable_reason();
+#else
+      return "this build has no CUDA kernels; configure with CUDA (preset cuda, nvcc 12 or newer)";
+#endif
+  }
+  return "unknown backend";
 }
 
 void unsupported(std::string_view kernel, Backend backend) {

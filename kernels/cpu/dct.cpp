@@ -18,6 +18,9 @@
 #if LOWCOMM_HAVE_KOKKOS
 #include "../kokkos/kokkos_backend.hpp"
 #endif
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_backend.hpp"
+#endif
 
 namespace lowcomm::kernels {
 
@@ -569,7 +572,12 @@ void dct_encode_blocks(Backend backend, const BlockLayout& layout, std::span<con
 #if LOWCOMM_HAVE_KOKKOS
       return kokkos_backend::dct_encode_blocks(layout, tensor, coefficients);
 #endif
-    case Backend::Cuda: break;
+      break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::dct_encode_blocks(layout, tensor, coefficients);
+#endif
+      break;
   }
   unsupported(kEncode, backend);
 }
@@ -584,7 +592,12 @@ void dct_decode_blocks(Backend backend, const BlockLayout& layout,
 #if LOWCOMM_HAVE_KOKKOS
       return kokkos_backend::dct_decode_blocks(layout, coefficients, tensor);
 #endif
-    case Backend::Cuda: break;
+      break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::dct_decode_blocks(layout, coefficients, tensor);
+#endif
+      break;
   }
   unsupported(kDecode, backend);
 }

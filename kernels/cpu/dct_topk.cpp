@@ -41,7 +41,8 @@ void dct_topk_per_block(Backend backend, const BlockLayout& layout, std::span<co
   }
   switch (backend) {
     case Backend::Reference:
-    case Backend::Kokkos: {  // the two kernels one after the other
+    case Backend::Kokkos:
+    case Backend::Cuda: {  // the two kernels one after the other
       std::vector<float> coefficients(tensor.size());
       dct_encode_blocks(backend, layout, tensor, coefficients);
       return topk_per_block(backend, coefficients, block_size, kept, indices, selected);
@@ -55,7 +56,6 @@ void dct_topk_per_block(Backend backend, const BlockLayout& layout, std::span<co
                           indices.data() + out, selected.data() + out);
         }
       });
-    case Backend::Cuda: break;
   }
   unsupported(kEncode, backend);
 }
@@ -67,7 +67,8 @@ void scatter_mean_dct_decode(Backend backend, const BlockLayout& layout, std::in
   detail::check_block_pairs(kDecode, block_size, k, sources, layout.size());
   switch (backend) {
     case Backend::Reference:
-    case Backend::Kokkos: {
+    case Backend::Kokkos:
+    case Backend::Cuda: {
       std::vector<float> coefficients(tensor.size());
       scatter_mean_per_block(backend, block_size, k, sources, coefficients);
       return dct_decode_blocks(backend, layout, coefficients, tensor);
@@ -84,7 +85,6 @@ void scatter_mean_dct_decode(Backend backend, const BlockLayout& layout, std::in
             }
           },
           tensor);
-    case Backend::Cuda: break;
   }
   unsupported(kDecode, backend);
 }

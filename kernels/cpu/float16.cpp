@@ -10,6 +10,9 @@
 #if LOWCOMM_HAVE_KOKKOS
 #include "../kokkos/kokkos_backend.hpp"
 #endif
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_backend.hpp"
+#endif
 
 namespace lowcomm::kernels {
 
@@ -53,8 +56,16 @@ void encode_values(Backend backend, std::span<const float> values, ValueType typ
 #if LOWCOMM_HAVE_KOKKOS
       if (type != ValueType::F32) return kokkos_backend::encode_values(values, type == ValueType::BF16, out);
       break;
+#else
+      unsupported("encode_values", backend);
 #endif
-    case Backend::Cuda: unsupported("encode_values", backend);
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      if (type != ValueType::F32) return cuda_backend::encode_values(values, type == ValueType::BF16, out);
+      break;
+#else
+      unsupported("encode_values", backend);
+#endif
   }
   if (type == ValueType::F32) {
     std::memcpy(out.data(), values.data(), out.size());  // little-endian hosts only (x86, Arm)
@@ -80,8 +91,16 @@ void decode_values(Backend backend, std::span<const std::byte> in, ValueType typ
 #if LOWCOMM_HAVE_KOKKOS
       if (type != ValueType::F32) return kokkos_backend::decode_values(in, type == ValueType::BF16, out);
       break;
+#else
+      unsupported("decode_values", backend);
 #endif
-    case Backend::Cuda: unsupported("decode_values", backend);
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      if (type != ValueType::F32) return cuda_backend::decode_values(in, type == ValueType::BF16, out);
+      break;
+#else
+      unsupported("decode_values", backend);
+#endif
   }
   if (type == ValueType::F32) {
     std::memcpy(out.data(), in.data(), in.size());

@@ -11,6 +11,9 @@
 #if LOWCOMM_HAVE_KOKKOS
 #include "../kokkos/kokkos_backend.hpp"
 #endif
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_backend.hpp"
+#endif
 #include "blas.hpp"
 #include "lowcomm/kernels/linalg.hpp"
 #include "thin_gemm.hpp"
@@ -79,7 +82,12 @@ void gemm(Backend backend, bool transpose_a, bool transpose_b, std::int64_t m, s
 #if LOWCOMM_HAVE_KOKKOS
       return kokkos_backend::gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
 #endif
-    case Backend::Cuda: break;
+      break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
+#endif
+      break;
   }
   unsupported("gemm", backend);
 }

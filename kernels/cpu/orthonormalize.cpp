@@ -17,6 +17,9 @@
 #if LOWCOMM_HAVE_KOKKOS
 #include "../kokkos/kokkos_backend.hpp"
 #endif
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_backend.hpp"
+#endif
 #include "lowcomm/kernels/linalg.hpp"
 
 namespace lowcomm::kernels {
@@ -140,7 +143,12 @@ void orthonormalize_columns(Backend backend, std::span<float> matrix, std::int64
 #if LOWCOMM_HAVE_KOKKOS
       return kokkos_backend::orthonormalize_columns(matrix, rows, cols, epsilon);
 #endif
-    case Backend::Cuda: break;
+      break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::orthonormalize_columns(matrix, rows, cols, epsilon);
+#endif
+      break;
   }
   unsupported("orthonormalize_columns", backend);
 }

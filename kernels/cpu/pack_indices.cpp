@@ -12,6 +12,9 @@
 #if LOWCOMM_HAVE_KOKKOS
 #include "../kokkos/kokkos_backend.hpp"
 #endif
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_backend.hpp"
+#endif
 #include "lowcomm/kernels/pack.hpp"
 
 namespace lowcomm::kernels {
@@ -175,7 +178,15 @@ void pack_indices(Backend backend, std::span<const std::int64_t> indices, IndexW
       }
       return;
 #endif
-    case Backend::Cuda: break;
+      break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      if (const std::size_t bad = cuda_backend::pack_indices(indices, bytes, out); bad < indices.size()) {
+        throw_unfit(bad, indices[bad], bytes);
+      }
+      return;
+#endif
+      break;
   }
   unsupported("pack_indices", backend);
 }
@@ -204,7 +215,15 @@ void unpack_indices(Backend backend, std::span<const std::byte> in, IndexWidth w
       }
       return;
 #endif
-    case Backend::Cuda: break;
+      break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      if (const std::size_t bad = cuda_backend::unpack_indices(in, bytes, limit, out); bad < out.size()) {
+        throw_out_of_range(bad, load_reference(&in[bad * bytes], bytes), limit);
+      }
+      return;
+#endif
+      break;
   }
   unsupported("unpack_indices", backend);
 }

@@ -13,6 +13,9 @@
 #if LOWCOMM_HAVE_KOKKOS
 #include "../kokkos/kokkos_backend.hpp"
 #endif
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_backend.hpp"
+#endif
 #include "lowcomm/kernels/pack.hpp"
 
 namespace lowcomm::kernels {
@@ -117,7 +120,13 @@ void pack_signs(Backend backend, std::span<const float> values, std::span<std::b
       if (const std::size_t nan = kokkos_backend::pack_signs(values, out); nan < values.size()) throw_nan(nan);
       return;
 #endif
-    case Backend::Cuda: break;
+      break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      if (const std::size_t nan = cuda_backend::pack_signs(values, out); nan < values.size()) throw_nan(nan);
+      return;
+#endif
+      break;
   }
   unsupported("pack_signs", backend);
 }
@@ -135,7 +144,12 @@ void unpack_signs(Backend backend, std::span<const std::byte> in, std::span<floa
 #if LOWCOMM_HAVE_KOKKOS
       return kokkos_backend::unpack_signs(in, out);
 #endif
-    case Backend::Cuda: break;
+      break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::unpack_signs(in, out);
+#endif
+      break;
   }
   unsupported("unpack_signs", backend);
 }

@@ -22,6 +22,9 @@
 #if LOWCOMM_HAVE_KOKKOS
 #include "../kokkos/kokkos_backend.hpp"
 #endif
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_backend.hpp"
+#endif
 #include "lowcomm/kernels/quantize.hpp"
 
 namespace lowcomm::kernels {
@@ -474,7 +477,17 @@ void quantize(Backend backend, std::span<const float> x, std::size_t group, int 
       }
       return;
 #endif
-    case Backend::Cuda: break;
+      break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      if (const std::size_t bad = cuda_backend::quantize(x, group, bits, layout.levels, rounding == Rounding::Stochastic,
+                                                         seed, codes, scales);
+          bad < x.size()) {
+        throw_non_finite(x, bad);
+      }
+      return;
+#endif
+      break;
   }
   unsupported("quantize", backend);
 }
@@ -499,7 +512,17 @@ void dequantize_step(std::string_view kernel, Backend backend, std::span<const s
       }
       return;
 #endif
-    case Backend::Cuda: break;
+      break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      if (const std::size_t bad = cuda_backend::dequantize(codes, scales, group, bits, layout.levels, step.sum,
+                                                           step.first, step.divisor, out);
+          bad < out.size()) {
+        throw_bad_code(bad, read_code_reference(codes, bad, layout.bits), layout);
+      }
+      return;
+#endif
+      break;
   }
   unsupported(kernel, backend);
 }

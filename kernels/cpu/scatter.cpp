@@ -15,6 +15,9 @@
 #if LOWCOMM_HAVE_KOKKOS
 #include "../kokkos/kokkos_backend.hpp"
 #endif
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_backend.hpp"
+#endif
 
 namespace lowcomm::kernels {
 
@@ -184,7 +187,12 @@ void scatter_add(Backend backend, std::span<const std::int64_t> indices,
 #if LOWCOMM_HAVE_KOKKOS
       return kokkos_backend::scatter_add(indices, values, out);
 #endif
-    case Backend::Cuda: break;
+      break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::scatter_add(indices, values, out);
+#endif
+      break;
   }
   unsupported(kAdd, backend);
 }
@@ -215,7 +223,12 @@ void scatter_mean_per_block(Backend backend, std::int64_t block_size, std::int64
 #if LOWCOMM_HAVE_KOKKOS
       return kokkos_backend::scatter_mean_per_block(block_size, k, sources, out);
 #endif
-    case Backend::Cuda: break;
+      break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::scatter_mean_per_block(block_size, k, sources, out);
+#endif
+      break;
   }
   unsupported(kMeanPerBlock, backend);
 }
@@ -232,7 +245,12 @@ void gather(Backend backend, std::span<const std::int64_t> indices, std::span<co
 #if LOWCOMM_HAVE_KOKKOS
       return kokkos_backend::gather(indices, source, out);
 #endif
-    case Backend::Cuda: break;
+      break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::gather(indices, source, out);
+#endif
+      break;
   }
   unsupported(kGather, backend);
 }
@@ -250,7 +268,12 @@ void scatter_divided(Backend backend, std::span<const std::int64_t> indices, std
 #if LOWCOMM_HAVE_KOKKOS
       return kokkos_backend::scatter_divided(indices, values, divisor, out);
 #endif
-    case Backend::Cuda: break;
+      break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::scatter_divided(indices, values, divisor, out);
+#endif
+      break;
   }
   unsupported(kDivided, backend);
 }

@@ -17,6 +17,9 @@
 #if LOWCOMM_HAVE_KOKKOS
 #include "../kokkos/kokkos_backend.hpp"
 #endif
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_backend.hpp"
+#endif
 
 namespace lowcomm::kernels {
 
@@ -265,7 +268,12 @@ void topk_per_block(Backend backend, std::span<const float> values, std::int64_t
 #if LOWCOMM_HAVE_KOKKOS
       return kokkos_backend::topk_per_block(values, block_size, kept, indices, selected);
 #endif
-    case Backend::Cuda: break;
+      break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::topk_per_block(values, block_size, kept, indices, selected);
+#endif
+      break;
   }
   unsupported(kPerBlock, backend);
 }
@@ -284,7 +292,12 @@ void topk_global(Backend backend, std::span<const float> values, std::int64_t k,
 #if LOWCOMM_HAVE_KOKKOS
       return kokkos_backend::topk_global(values, kept, indices, selected);
 #endif
-    case Backend::Cuda: break;
+      break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::topk_global(values, kept, indices, selected);
+#endif
+      break;
   }
   unsupported(kGlobal, backend);
 }

@@ -20,10 +20,6 @@
 #include "lowcomm/data/data_config.hpp"
 #include "train/train_keys.hpp"
 
-#ifdef LOWCOMM_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
 namespace lowcomm::cli {
 
 namespace {
@@ -44,15 +40,8 @@ std::string hdf5_library() {
 
 std::string cuda_status() {
   const BuildInfo& build = build_info();
-  if (!build.cuda_enabled) return "not built (no nvcc found at configure time)";
-  std::string text = fmt::format("built with nvcc {}", build.cuda_version);
-#ifdef LOWCOMM_HAVE_CUDA
-  int devices = 0;
-  const cudaError_t status = cudaGetDeviceCount(&devices);
-  text += status == cudaSuccess ? fmt::format(", {} device(s) visible", devices)
-                                : fmt::format(", no usable device ({})", cudaGetErrorString(status));
-#endif
-  return text;
+  if (!build.cuda_enabled) return "not built (preset cuda, or -DLOWCOMM_ENABLE_CUDA=ON with nvcc 12 or newer)";
+  return fmt::format("built with nvcc {}", build.cuda_version);
 }
 
 std::string format_value(const ConfigValue& value) {
@@ -105,6 +94,10 @@ void print_info() {
             << fmt::format("  cpu vector loops:    {} (chosen at run time for this CPU)\n", simd_clone_in_use());
   if (const std::string kokkos = kernels::kokkos_description(); !kokkos.empty()) {
     std::cout << fmt::format("  kokkos:              {} (the compressors' kernels)\n", kokkos);
+  }
+  if (const std::string cuda = kernels::cuda_description(); !cuda.empty()) {
+    const bool usable = kernels::unavailable_reason(kernels::Backend::Cuda).empty();
+    std::cout << fmt::format("  cuda:                {}{}\n", cuda, usable ? " (the compressors' kernels)" : "");
   }
   std::cout << "\nNetwork scenarios (network.scenario):\n";
   for (const NetworkScenario& s : network_scenarios()) {

@@ -1,9 +1,10 @@
 #pragma once
 // Every kernel is declared once, with a Backend argument, and implemented per backend beside it:
 // the plain reference (the ground truth tests compare against), the optimised CPU version
-// (OpenMP, vectorisable loops, the BLAS), the portable Kokkos version of the compressors' kernels
-// (builds with LOWCOMM_ENABLE_KOKKOS=ON), and later CUDA. A backend a kernel does not have, or
-// that this build lacks, throws lowcomm::Error naming the kernel and the backend.
+// (OpenMP, vectorisable loops, the BLAS), and the compressors' kernels on the accelerator
+// backends: portable Kokkos (builds with LOWCOMM_ENABLE_KOKKOS=ON) and CUDA (builds with CUDA
+// enabled, preset `cuda`). A backend a kernel does not have, or that this build lacks, throws
+// lowcomm::Error naming the kernel and the backend.
 #include <string>
 #include <string_view>
 
@@ -13,7 +14,7 @@ enum class Backend {
   Reference,  // plain loops, written for clarity; the definition of the result
   Cpu,        // optimised for CPUs: OpenMP threads, vectorisable inner loops
   Kokkos,     // portable: kernels/kokkos, in Kokkos's default execution space (the compressors' kernels)
-  Cuda,       // device pointers; kernels/cuda (not every kernel has one yet)
+  Cuda,       // kernels/cuda, on this process's GPU (the compressors' kernels)
 };
 
 std::string_view to_string(Backend backend);
@@ -27,8 +28,17 @@ std::string_view cpu_matrix_products();
 // KokkosBlas::gemm", or "" in a build without it. Starts Kokkos if it has not started yet.
 std::string kokkos_description();
 
+// Where Backend::Cuda computes, e.g. "CUDA runtime 13.0, driver 13.0, device 0 of 4 (local rank 0
+// from SLURM_LOCALID): NVIDIA H200 (sm_90, 139.8 GiB), matrix products cuBLAS 13.0.0", or why no
+// device is usable; "" in a build without CUDA.
+std::string cuda_description();
+
+// "" when `backend` can compute in this process; otherwise why not, in words that say what to
+// change (not in this build, or no CUDA device visible).
+std::string unavailable_reason(Backend backend);
+
 // Whether the transformer's kernels (the reference model's layers) exist on this backend:
-// Reference and Cpu; Kokkos has the compressors' kernels only.
+// Reference and Cpu; Kokkos and Cuda have the compressors' kernels only.
 bool has_model_kernels(Backend backend);
 
 // Throws lowcomm::Error: "<kernel> has no <backend> implementation".

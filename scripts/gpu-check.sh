@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The device check, for a machine with an NVIDIA GPU: configures the CUDA build (preset cuda, for
+# this GPU's architecture only, to keep the build short), builds what the GPU tests need, runs
+# every test labelled cuda or gpu (the CUDA kernels against the Reference, device-memory spans,
+# every compressor's MPI test on the CUDA kernels at 1 and 2 ranks, `lowcomm info`, the end-to-end
+# benchmark), then `lowcomm bench compressors` on the CUDA backend. Sized for well under 8 minutes
+# on one H200 with 16 cores. Writes its log to $OUT (or ./gpu-check) as gpu-check.log.
+#
+# What it does not measure yet: the model on the GPU (the transformer has no CUDA kernels), and
+# codec speed without host staging (the compressors' buffers are host memory, so every kernel
+# call copies its inputs in and its outputs out; the GB/s below include those copies).
+#
+# Usage: scripts/gpu-check.sh   (no arguments; CUDA_ARCHITECTURES=90 to override the detected one)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu-check}
+mkdir -p "$out"
+exec > >(tee "$out/gpu-check.log") 2>&1
+export PATH="$PATH:/usr/local/cuda/bin"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) git $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv || echo "nvidia-smi: not available"
+architecture=${CUDA_ARCHITECTURES:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.' || true)}
+architecture=${architecture:-90}
+echo "== configure (preset cuda, CMAKE_CUDA_ARCHITECTURES=$architecture) and build =="
+bash scripts/install-deps.sh
+start=$SECONDS
+cmake --preset cuda -DCMAKE_CUDA_ARCHITECTURES="$architecture" >/dev/null
+cmake --build --preset cuda --parallel "$(nproc)" --target lowcomm_cli kernels_cuda_test compressors_mpi_test local_rank_test
+echo "# build: $((SECONDS - start)) s"
+echo "== tests labelled cuda or gpu =="
+status=0
+ctest --preset cuda --output-on-failure || status=$?
+echo "== lowcomm info =="
+build/cuda/apps/lowcomm/lowcomm info | sed -n '/Compute backends/,/^$/p'
+echo "== bench compressors, CUDA backend, 1 rank =="
+build/cuda/apps/lowcomm/lowcomm bench compressors --set compute.backend=cuda --set bench.iterations=3 || status=$?
+echo "== bench compressors, Cpu backend, 1 rank (the same run's baseline) =="
+build/cuda/apps/lowcomm/lowcomm bench compressors --set bench.iterations=3 || status=$?
+echo "# gpu-check: exit status $status"
+exit "$status"
