@@ -2,13 +2,17 @@
 # The device check, for a machine with an NVIDIA GPU: configures the CUDA build (preset cuda, for
 # this GPU's architecture only, to keep the build short), builds what the GPU tests need, runs
 # every test labelled cuda or gpu (the CUDA kernels against the Reference, device-memory spans,
-# every compressor's MPI test on the CUDA kernels at 1 and 2 ranks, `lowcomm info`, the end-to-end
-# benchmark), then `lowcomm bench compressors` on the CUDA backend. Sized for well under 8 minutes
-# on one H200 with 16 cores. Writes its log to $OUT (or ./gpu-check) as gpu-check.log.
+# every compressor's MPI test on the CUDA kernels at 1 and 2 ranks, the model's kernels and the
+# model against its PyTorch fixture, `lowcomm info`, the end-to-end benchmark), then `lowcomm
+# bench compressors` and `lowcomm bench model` (gpt2-124m) on the CUDA and the Cpu backends. Sized
+# for well under 8 minutes on one H200 with 16 cores. Writes its log to $OUT (or ./gpu-check) as
+# gpu-check.log.
 #
-# What it does not measure yet: the model on the GPU (the transformer has no CUDA kernels), and
-# codec speed without host staging (the compressors' buffers are host memory, so every kernel
-# call copies its inputs in and its outputs out; the GB/s below include those copies).
+# What it cannot measure yet: speed without host staging or page migration. The compressors'
+# buffers are host memory, so their kernel calls copy inputs to the GPU and outputs back; the
+# model's are managed memory, whose pages AdamW (on the host) pulls back every step. The GB/s and
+# tokens/s below include those costs (correctness first; device-resident state and AdamW on the
+# GPU are issue 12's next step).
 #
 # Usage: scripts/gpu-check.sh   (no arguments; CUDA_ARCHITECTURES=90 to override the detected one)
 set -euo pipefail
@@ -26,7 +30,8 @@ echo "== configure (preset cuda, CMAKE_CUDA_ARCHITECTURES=$architecture) and bui
 bash scripts/install-deps.sh
 start=$SECONDS
 cmake --preset cuda -DCMAKE_CUDA_ARCHITECTURES="$architecture" >/dev/null
-cmake --build --preset cuda --parallel "$(nproc)" --target lowcomm_cli kernels_cuda_test compressors_mpi_test local_rank_test
+cmake --build --preset cuda --parallel "$(nproc)" --target lowcomm_cli kernels_cuda_test compressors_mpi_test local_rank_test \
+    gpt_cuda_kernels_test gpt_model_test
 echo "# build: $((SECONDS - start)) s"
 echo "== tests labelled cuda or gpu =="
 status=0
@@ -37,5 +42,8 @@ echo "== bench compressors, CUDA backend, 1 rank =="
 build/cuda/apps/lowcomm/lowcomm bench compressors --set compute.backend=cuda --set bench.iterations=3 || status=$?
 echo "== bench compressors, Cpu backend, 1 rank (the same run's baseline) =="
 build/cuda/apps/lowcomm/lowcomm bench compressors --set bench.iterations=3 || status=$?
+echo "== bench model, gpt2-124m, CUDA backend (managed memory, AdamW on the host) and Cpu backend =="
+build/cuda/apps/lowcomm/lowcomm bench model --backend cuda --steps 3 --warmup 1 || status=$?
+build/cuda/apps/lowcomm/lowcomm bench model --backend cpu --steps 3 --warmup 1 || status=$?
 echo "# gpu-check: exit status $status"
 exit "$status"

@@ -27,7 +27,8 @@ for preset in "${presets[@]}"; do
   if [ "$preset" = kokkos ]; then
     bash scripts/build.sh kokkos lowcomm_cli kernels_kokkos_test compressors_mpi_test
   elif [ "$preset" = cuda ]; then
-    bash scripts/build.sh cuda lowcomm_cli kernels_cuda_test compressors_mpi_test local_rank_test
+    bash scripts/build.sh cuda lowcomm_cli kernels_cuda_test compressors_mpi_test local_rank_test \
+      gpt_cuda_kernels_test gpt_model_test
   else
     bash scripts/build.sh "$preset"
   fi

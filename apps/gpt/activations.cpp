@@ -2,7 +2,8 @@
 
 namespace lowcomm::gpt {
 
-Activations::Activations(const GptConfig& config, std::int64_t B, std::int64_t T) : B_(B), T_(T) {
+Activations::Activations(const GptConfig& config, std::int64_t B, std::int64_t T, kernels::Backend backend)
+    : B_(B), T_(T) {
   const std::int64_t N = B * T, C = config.width, V = config.vocab_size;
   const std::int64_t att = B * config.heads * T * T;
   // Two passes over the same list of sizes: count, then hand out spans of the one allocation.
@@ -10,14 +11,14 @@ Activations::Activations(const GptConfig& config, std::int64_t B, std::int64_t T
   bool carve = false;
   auto take = [&](std::int64_t count) {
     std::span<float> out;
-    if (carve) out = std::span<float>(storage_).subspan(static_cast<std::size_t>(used), static_cast<std::size_t>(count));
+    if (carve) out = storage_.span().subspan(static_cast<std::size_t>(used), static_cast<std::size_t>(count));
     used += count;
     return out;
   };
   layers.resize(static_cast<std::size_t>(config.layers));
   for (int pass = 0; pass < 2; ++pass) {
     carve = pass == 1;
-    if (carve) storage_.assign(static_cast<std::size_t>(used), 0.0f);
+    if (carve) storage_ = kernels::FloatBuffer(backend, static_cast<std::size_t>(used));
     used = 0;
     embedded = take(N * C);
     for (LayerActivations& l : layers) {

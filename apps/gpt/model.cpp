@@ -10,6 +10,7 @@
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/attention.hpp"
 #include "lowcomm/kernels/cross_entropy.hpp"
+#include "lowcomm/kernels/elementwise.hpp"
 #include "lowcomm/kernels/embedding.hpp"
 #include "lowcomm/kernels/gelu.hpp"
 #include "lowcomm/kernels/layernorm.hpp"
@@ -32,12 +33,12 @@ GptModel::GptModel(GptConfig config, std::uint64_t seed, ExecutionContext execut
                                                         "compressors)", to_string(backend_))
                                           : std::string()));
   }
-  parameters_.assign(static_cast<std::size_t>(layout_.total()), 0.0f);
-  gradients_.assign(static_cast<std::size_t>(layout_.total()), 0.0f);
-  parameter_spans_ = layout_.spans(parameters_);
-  gradient_spans_ = layout_.spans(gradients_);
+  parameters_ = FloatBuffer(backend_, static_cast<std::size_t>(layout_.total()));
+  gradients_ = FloatBuffer(backend_, static_cast<std::size_t>(layout_.total()));
+  parameter_spans_ = layout_.spans(parameters_.span());
+  gradient_spans_ = layout_.spans(gradients_.span());
   gradient_views_.assign(gradient_spans_.begin(), gradient_spans_.end());
-  initialize_parameters(layout_, config_.layers, seed, parameters_);
+  initialize_parameters(layout_, config_.layers, seed, parameters_.span());
 }
 
 void GptModel::check_batch(std::span<const std::int32_t> tokens,
@@ -67,7 +68,7 @@ void GptModel::check_batch(std::span<const std::int32_t> tokens,
 Activations& GptModel::activations_for(std::int64_t B, std::int64_t T) {
   if (!activations_ || activations_->B() != B || activations_->T() != T) {
     activations_.reset();  // free the old shape's memory before allocating the new one
-    activations_ = std::make_unique<Activations>(config_, B, T);
+    activations_ = std::make_unique<Activations>(config_, B, T, backend_);
   }
   return *activations_;
 }
@@ -114,7 +115,7 @@ void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
   // a.logits holds dlogits here (the fused loss wrote them in place).
   linear_backward(backend_, a.d_narrow, g[layout_.wte()], {}, a.logits, a.ln_f, p[layout_.wte()], N, C, V);
   // The residual stream's gradient accumulates through every LayerNorm, so it starts at zero.
-  std::fill(a.d_residual.begin(), a.d_residual.end(), 0.0f);
+  fill(backend_, a.d_residual, 0.0f);
   const std::span<const float> last =
       config_.layers > 0 ? std::span<const float>(a.layers.back().residual_3) : a.embedded;
   layernorm_backward(backend_, a.d_residual, g[layout_.ln_f_weight()], g[layout_.ln_f_bias()],
@@ -165,14 +166,7 @@ void GptModel::finished(std::initializer_list<std::size_t> tensors) const {
   finished(std::span<const std::size_t>(tensors.begin(), tensors.size()));
 }
 
-void GptModel::zero_gradients() {
-  // Half a gigabyte for GPT-2 small: worth the threads (a static split, so first-touch pages stay
-  // with the thread that later writes them in the kernels' static partitions, too).
-  float* g = gradients_.data();
-  const auto n = static_cast<std::int64_t>(gradients_.size());
-#pragma omp parallel for simd schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) g[i] = 0.0f;
-}
+void GptModel::zero_gradients() { fill(backend_, gradients_.span(), 0.0f); }
 
 float GptModel::mean_loss(const Activations& a) const {
   // Summed in double in index order: the mean does not depend on the thread count.

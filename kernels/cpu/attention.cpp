@@ -7,6 +7,9 @@
 #include <cmath>
 
 #include "transformer_checks.hpp"
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_model_kernels.hpp"
+#endif
 
 namespace lowcomm::kernels {
 namespace {
@@ -138,8 +141,12 @@ void attention_forward(Backend backend, std::span<float> out, std::span<float> a
           for (std::int64_t t = 0; t < T; ++t)
             forward_row<true>(s, out.data(), att.data(), qkv.data(), b, h, t);
       return;
-    case Backend::Kokkos:
-    case Backend::Cuda: break;
+    case Backend::Kokkos: break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::attention_forward(out, att, qkv, B, T, C, H);
+#endif
+      break;
   }
   unsupported("attention_forward", backend);
 }
@@ -164,8 +171,12 @@ void attention_backward(Backend backend, std::span<float> dqkv, std::span<float>
         for (std::int64_t h = 0; h < H; ++h)
           backward_head<true>(s, dqkv.data(), datt.data(), dout.data(), qkv.data(), att.data(), b, h);
       return;
-    case Backend::Kokkos:
-    case Backend::Cuda: break;
+    case Backend::Kokkos: break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::attention_backward(dqkv, datt, dout, qkv, att, B, T, C, H);
+#endif
+      break;
   }
   unsupported(kernel, backend);
 }

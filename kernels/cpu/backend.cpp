@@ -25,7 +25,12 @@ std::string_view to_string(Backend backend) {
 
 std::string_view cpu_matrix_products() { return detail::sgemm_provider(); }
 
-bool has_model_kernels(Backend backend) { return backend == Backend::Reference || backend == Backend::Cpu; }
+bool has_model_kernels(Backend backend) {
+#if LOWCOMM_HAVE_CUDA
+  if (backend == Backend::Cuda) return true;
+#endif
+  return backend == Backend::Reference || backend == Backend::Cpu;
+}
 
 std::string kokkos_description() {
 #if LOWCOMM_HAVE_KOKKOS

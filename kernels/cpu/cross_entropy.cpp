@@ -7,6 +7,9 @@
 #include <cmath>
 
 #include "transformer_checks.hpp"
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_model_kernels.hpp"
+#endif
 
 namespace lowcomm::kernels {
 namespace {
@@ -104,8 +107,12 @@ void cross_entropy_forward(Backend backend, std::span<float> losses, std::span<c
       return rows<false>(losses.data(), nullptr, logits.data(), targets.data(), N, V, 0.0f);
     case Backend::Cpu:
       return rows<true>(losses.data(), nullptr, logits.data(), targets.data(), N, V, 0.0f);
-    case Backend::Kokkos:
-    case Backend::Cuda: break;
+    case Backend::Kokkos: break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::cross_entropy_forward(losses, logits, targets, N, V);
+#endif
+      break;
   }
   unsupported("cross_entropy_forward", backend);
 }
@@ -123,8 +130,12 @@ void cross_entropy_forward_backward(Backend backend, std::span<float> losses,
       return rows<false>(losses.data(), dlogits.data(), logits.data(), targets.data(), N, V, scale);
     case Backend::Cpu:
       return rows<true>(losses.data(), dlogits.data(), logits.data(), targets.data(), N, V, scale);
-    case Backend::Kokkos:
-    case Backend::Cuda: break;
+    case Backend::Kokkos: break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::cross_entropy_forward_backward(losses, dlogits, logits, targets, N, V, scale);
+#endif
+      break;
   }
   unsupported(kernel, backend);
 }

@@ -6,6 +6,9 @@
 #include <algorithm>
 
 #include "transformer_checks.hpp"
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_model_kernels.hpp"
+#endif
 
 namespace lowcomm::kernels {
 namespace {
@@ -52,8 +55,12 @@ void embedding_forward(Backend backend, std::span<float> out, std::span<const st
 #pragma omp parallel for schedule(static)
       for (std::int64_t bt = 0; bt < B * T; ++bt) row(bt);
       return;
-    case Backend::Kokkos:
-    case Backend::Cuda: break;
+    case Backend::Kokkos: break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::embedding_forward(out, tokens, wte, wpe, B, T, C, V);
+#endif
+      break;
   }
   unsupported("embedding_forward", backend);
 }
@@ -84,8 +91,12 @@ void embedding_backward(Backend backend, std::span<float> dwte, std::span<float>
       columns(C * id / threads, C * (id + 1) / threads);
     }
       return;
-    case Backend::Kokkos:
-    case Backend::Cuda: break;
+    case Backend::Kokkos: break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::embedding_backward(dwte, dwpe, dout, tokens, B, T, C, V);
+#endif
+      break;
   }
   unsupported("embedding_backward", backend);
 }

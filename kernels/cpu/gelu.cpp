@@ -6,6 +6,9 @@
 #include <cstdint>
 
 #include "transformer_checks.hpp"
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_model_kernels.hpp"
+#endif
 
 namespace lowcomm::kernels {
 namespace {
@@ -57,8 +60,12 @@ void gelu_forward(Backend backend, std::span<float> out, std::span<const float> 
 #pragma omp parallel for simd schedule(static)
       for (std::int64_t i = 0; i < n; ++i) o[i] = gelu_cpu(x[i]);
       return;
-    case Backend::Kokkos:
-    case Backend::Cuda: break;
+    case Backend::Kokkos: break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::gelu_forward(out, inp);
+#endif
+      break;
   }
   unsupported("gelu_forward", backend);
 }
@@ -81,8 +88,12 @@ void gelu_backward(Backend backend, std::span<float> dinp, std::span<const float
 #pragma omp parallel for simd schedule(static)
       for (std::int64_t i = 0; i < n; ++i) g[i] = gelu_grad_cpu(x[i]) * d[i];
       return;
-    case Backend::Kokkos:
-    case Backend::Cuda: break;
+    case Backend::Kokkos: break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::gelu_backward(dinp, inp, dout);
+#endif
+      break;
   }
   unsupported("gelu_backward", backend);
 }

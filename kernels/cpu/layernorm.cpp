@@ -10,6 +10,9 @@
 #include <cmath>
 
 #include "transformer_checks.hpp"
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_model_kernels.hpp"
+#endif
 
 namespace lowcomm::kernels {
 namespace {
@@ -123,8 +126,12 @@ void layernorm_forward(Backend backend, std::span<float> out, std::span<float> m
                           weight.data(), bias.data(), C, eps);
       }
       return;
-    case Backend::Kokkos:
-    case Backend::Cuda: break;
+    case Backend::Kokkos: break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::layernorm_forward(out, mean, rstd, inp, weight, bias, N, C, eps);
+#endif
+      break;
   }
   unsupported(kernel, backend);
 }
@@ -164,8 +171,12 @@ void layernorm_backward(Backend backend, std::span<float> dinp, std::span<float>
                       rstd.data(), N, C, C * id / threads, C * (id + 1) / threads);
     }
       return;
-    case Backend::Kokkos:
-    case Backend::Cuda: break;
+    case Backend::Kokkos: break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
+#endif
+      break;
   }
   unsupported(kernel, backend);
 }

@@ -14,6 +14,9 @@
 #include "blas.hpp"
 #include "lowcomm/kernels/linalg.hpp"
 #include "transformer_checks.hpp"
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_model_kernels.hpp"
+#endif
 
 namespace lowcomm::kernels {
 namespace {
@@ -124,8 +127,12 @@ void linear_forward(Backend backend, std::span<float> out, std::span<const float
     case Backend::Reference:
       return forward_reference(out.data(), inp.data(), weight.data(), b, N, IC, OC);
     case Backend::Cpu: return forward_cpu(out.data(), inp.data(), weight.data(), b, N, IC, OC);
-    case Backend::Kokkos:
-    case Backend::Cuda: break;
+    case Backend::Kokkos: break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::linear_forward(out, inp, weight, bias, N, IC, OC);
+#endif
+      break;
   }
   unsupported("linear_forward", backend);
 }
@@ -146,8 +153,12 @@ void linear_backward(Backend backend, std::span<float> dinp, std::span<float> dw
                                 IC, OC);
     case Backend::Cpu:
       return backward_cpu(di, dweight.data(), db, dout.data(), inp.data(), weight.data(), N, IC, OC);
-    case Backend::Kokkos:
-    case Backend::Cuda: break;
+    case Backend::Kokkos: break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::linear_backward(dinp, dweight, dbias, dout, inp, weight, N, IC, OC);
+#endif
+      break;
   }
   unsupported(kernel, backend);
 }

@@ -5,6 +5,9 @@
 #include <cstdint>
 
 #include "transformer_checks.hpp"
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_model_kernels.hpp"
+#endif
 
 namespace lowcomm::kernels {
 
@@ -24,8 +27,12 @@ void residual_add(Backend backend, std::span<float> out, std::span<const float> 
 #pragma omp parallel for simd schedule(static)
       for (std::int64_t i = 0; i < n; ++i) o[i] = x[i] + y[i];
       return;
-    case Backend::Kokkos:
-    case Backend::Cuda: break;
+    case Backend::Kokkos: break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::residual_add(out, a, b);
+#endif
+      break;
   }
   unsupported("residual_add", backend);
 }

@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 
 #include "lowcomm/error.hpp"
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_backend.hpp"
+#endif
 
 namespace lowcomm::kernels {
 
@@ -57,8 +60,12 @@ void sign(Backend backend, std::span<const float> in, std::span<float> out) {
       }
       return;
     }
-    case Backend::Kokkos:
-    case Backend::Cuda: break;
+    case Backend::Kokkos: break;
+    case Backend::Cuda:
+#if LOWCOMM_HAVE_CUDA
+      return cuda_backend::sign(in, out);
+#endif
+      break;
   }
   unsupported(kSign, backend);
 }

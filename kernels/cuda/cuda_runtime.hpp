@@ -19,16 +19,18 @@ namespace lowcomm::kernels::cuda_backend {
 // cudaSuccess.
 void check(cudaError_t status, const char* what);
 
-// The stream every kernel of this backend runs on. The first call selects this process's device
-// (local rank modulo visible devices); throws lowcomm::Error with unavailable_reason() when none
-// is usable.
+// The stream every kernel of this backend runs on. Each call makes this process's device (local
+// rank modulo visible devices) the calling thread's current one, so that work queued next goes
+// there whatever the thread did before; throws lowcomm::Error with unavailable_reason() when no
+// device is usable.
 cudaStream_t stream();
 
 // Waits for everything queued on stream(), then reports any error a kernel raised.
 void synchronize(const char* what);
 
 // Whether kernels can read `pointer` in place: device or managed memory. Host memory, pinned or
-// not, is staged instead.
+// not, is staged instead. Selects the device first (stream()), so that the runtime's context is
+// made on this process's device and not on device 0.
 bool device_accessible(const void* pointer);
 
 // `count` elements of T on the device, from the stream-ordered pool (cudaMallocAsync), freed on
@@ -39,22 +41,27 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t count) : size_(count) {
     if (count > 0) {
+      stream_ = stream();
       void* memory = nullptr;
-      check(cudaMallocAsync(&memory, count * sizeof(T), stream()), "cudaMallocAsync");
+      check(cudaMallocAsync(&memory, count * sizeof(T), stream_), "cudaMallocAsync");
       data_ = static_cast<T*>(memory);
     }
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   DeviceBuffer(DeviceBuffer&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
+        stream_(std::exchange(other.stream_, nullptr)) {}
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
     std::swap(data_, other.data_);
     std::swap(size_, other.size_);
+    std::swap(stream_, other.stream_);
     return *this;
   }
+  // On the stream it was allocated on, kept from then: a destructor must not throw, and stream()
+  // may.
   ~DeviceBuffer() {
-    if (data_ != nullptr) cudaFreeAsync(data_, stream());  // no throw from a destructor
+    if (data_ != nullptr) cudaFreeAsync(data_, stream_);
   }
   T* data() const { return data_; }
   std::size_t size() const { return size_; }
@@ -62,6 +69,7 @@ class DeviceBuffer {
  private:
   T* data_ = nullptr;
   std::size_t size_ = 0;
+  cudaStream_t stream_ = nullptr;
 };
 
 // A span's elements where kernels can read them: the span itself when it is device memory,

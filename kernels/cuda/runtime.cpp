@@ -1,6 +1,7 @@
 // This process's device and stream, chosen on the first Backend::Cuda call rather than when the
 // library loads, so a run on the Cpu backend never touches the CUDA runtime (and runs where no
 // driver is installed).
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -32,8 +33,9 @@ const Device& device() {
                                     ? fmt::format("cudaGetDeviceCount: {}", cudaGetErrorString(status))
                                     : std::string("cudaGetDeviceCount found none");
       (void)cudaGetLastError();  // clear the sticky error a missing driver leaves
-      d.unusable = fmt::format("no CUDA device is visible to this process ({}); run on a GPU node (Slurm: "
-                               "--gpus-per-task=1), or choose compute.backend=cpu", cause);
+      d.unusable = fmt::format("no usable CUDA device for this process ({}); run on a GPU node (Slurm: "
+                               "--gpus-per-task=1) with a driver for CUDA {}, or choose compute.backend=cpu",
+                               cause, CUDART_VERSION / 1000);
       return d;
     }
     try {
@@ -43,17 +45,34 @@ const Device& device() {
       return d;
     }
     d.index = device_for_local_rank(d.local_rank, d.visible);
+    // Make the context now, so that a device that cannot take this process (one in exclusive mode
+    // already held, a broken MIG setup) is refused when the backend is chosen, not at the first
+    // kernel.
+    const cudaError_t context = cudaSetDevice(d.index) == cudaSuccess ? cudaFree(nullptr) : cudaGetLastError();
+    if (context != cudaSuccess) {
+      (void)cudaGetLastError();
+      d.unusable = fmt::format("CUDA device {} of {} cannot be used by this process: {}; check nvidia-smi for its "
+                               "compute mode and other processes, or choose compute.backend=cpu",
+                               d.index, d.visible, cudaGetErrorString(context));
+      d.index = -1;
+    }
     return d;
   }();
   return chosen;
 }
 
 // Made on the device once; a blocking stream, so it also orders after work a caller queued on
-// the legacy default stream.
-cudaStream_t the_stream() {
-  static const cudaStream_t made = [] {
+// the legacy default stream. The device's memory pool keeps what is freed (release threshold: no
+// limit) instead of returning it to the driver at every synchronisation, since every call
+// allocates its scratch and staging buffers from it.
+cudaStream_t the_stream(int device) {
+  static const cudaStream_t made = [device] {
     cudaStream_t s = nullptr;
     check(cudaStreamCreate(&s), "cudaStreamCreate");
+    cudaMemPool_t pool = nullptr;
+    check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+    std::uint64_t keep_all = UINT64_MAX;
+    check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all), "cudaMemPoolSetAttribute");
     return s;
   }();
   return made;
@@ -72,13 +91,11 @@ std::string unavailable_reason() { return device().unusable; }
 cudaStream_t stream() {
   const Device& d = device();
   if (!d.unusable.empty()) throw Error(fmt::format("compute.backend=cuda: {}", d.unusable));
-  // The current device is per host thread: set it on each thread's first call.
-  thread_local bool selected = false;
-  if (!selected) {
-    check(cudaSetDevice(d.index), "cudaSetDevice");
-    selected = true;
-  }
-  return the_stream();
+  // The current device is per host thread, and other code (a user's, NCCL) may change it: check
+  // it on every call (cudaGetDevice is cheap).
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess || current != d.index) check(cudaSetDevice(d.index), "cudaSetDevice");
+  return the_stream(d.index);
 }
 
 void synchronize(const char* what) {
@@ -87,6 +104,7 @@ void synchronize(const char* what) {
 }
 
 bool device_accessible(const void* pointer) {
+  (void)stream();
   cudaPointerAttributes attributes{};
   if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -109,6 +127,21 @@ std::int64_t FirstPosition::get() {
         "cudaMemcpyAsync (first position)");
   synchronize("a check on the device");
   return static_cast<std::int64_t>(result);
+}
+
+void* allocate_managed(std::size_t bytes) {
+  (void)stream();  // on this process's device
+  void* memory = nullptr;
+  if (const cudaError_t status = cudaMallocManaged(&memory, bytes); status != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw Error(fmt::format("CUDA: cannot allocate {:.2f} GiB of managed memory: {}; use a smaller model or batch",
+                            static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0), cudaGetErrorString(status)));
+  }
+  return memory;
+}
+
+void free_managed(void* memory) noexcept {
+  cudaFree(memory);  // waits for the device first: no kernel still using it is cut short
 }
 
 std::string description() {

@@ -263,8 +263,8 @@ TEST(Linear, RejectsMismatchedBuffers) {
               ThrowsMessage<Error>(HasSubstr("linear_forward: bias (OC, or empty) holds 3 floats, expected 4")));
   EXPECT_THAT([&] { linear_forward(Backend::Reference, out, inp, w, {}, 2, 4, 3); },
               ThrowsMessage<Error>(HasSubstr("out (N × OC) holds 8 floats, expected 6")));
-  EXPECT_THAT([&] { linear_forward(Backend::Cuda, out, inp, w, {}, 2, 3, 4); },
-              ThrowsMessage<Error>(HasSubstr("linear_forward has no cuda implementation")));
+  EXPECT_THAT([&] { linear_forward(Backend::Kokkos, out, inp, w, {}, 2, 3, 4); },
+              ThrowsMessage<Error>(HasSubstr("linear_forward has no kokkos implementation")));
   EXPECT_NE(std::string(cpu_matrix_products()), "");
 }
 

@@ -1,6 +1,6 @@
-# Blocking, block DCT, top-k, scatter and sign: each Cpu kernel against its Reference on random
-# inputs of awkward sizes, at several OpenMP thread counts (hence OpenMP here), plus known values
-# and every error path.
+# Blocking, block DCT, top-k, scatter, sign, and the backends' memory and fill: each Cpu kernel
+# against its Reference on random inputs of awkward sizes, at several OpenMP thread counts (hence
+# OpenMP here), plus known values and every error path.
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 lowcomm_add_unit_test(kernels_transform_test
   SOURCES
@@ -10,4 +10,5 @@ lowcomm_add_unit_test(kernels_transform_test
     ${CMAKE_CURRENT_LIST_DIR}/topk_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/scatter_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/sign_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/memory_test.cpp
   LIBRARIES OpenMP::OpenMP_CXX)

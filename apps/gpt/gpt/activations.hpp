@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpt/config.hpp"
+#include "lowcomm/kernels/memory.hpp"
 
 namespace lowcomm::gpt {
 
@@ -23,8 +24,8 @@ struct LayerActivations {
 
 class Activations {
  public:
-  // Allocates for B sequences of T tokens (N = B·T rows).
-  Activations(const GptConfig& config, std::int64_t B, std::int64_t T);
+  // Allocates for B sequences of T tokens (N = B·T rows), in `backend`'s memory.
+  Activations(const GptConfig& config, std::int64_t B, std::int64_t T, kernels::Backend backend);
   std::int64_t B() const { return B_; }
   std::int64_t T() const { return T_; }
 
@@ -43,7 +44,7 @@ class Activations {
 
  private:
   std::int64_t B_, T_;
-  std::vector<float> storage_;
+  kernels::FloatBuffer storage_;
 };
 
 }  // namespace lowcomm::gpt

@@ -5,7 +5,8 @@
 // loss = mean softmax cross-entropy over all B·T positions. docs/model.md describes it.
 //
 // Parameters live in one contiguous float buffer and gradients in another with the same layout
-// (gpt/parameters.hpp), exposed as whole buffers, as one span per named tensor (what strategies
+// (gpt/parameters.hpp), in the backend's memory (lowcomm/kernels/memory.hpp: managed memory on
+// CUDA, so they stay on the GPU between kernels), exposed as whole buffers, as one span per named tensor (what strategies
 // and optimizers take) and as TensorInfo (name, shape). Activations are allocated on the first
 // step of a given (B, T) and reused.
 //
@@ -23,6 +24,7 @@
 #include "gpt/config.hpp"
 #include "gpt/parameters.hpp"
 #include "lowcomm/core/execution_context.hpp"
+#include "lowcomm/kernels/memory.hpp"
 
 namespace lowcomm::gpt {
 
@@ -97,7 +99,7 @@ class GptModel {
   std::function<void(std::span<const std::size_t>)> gradients_finished_;
   kernels::Backend backend_;
   ParameterLayout layout_;
-  std::vector<float> parameters_, gradients_;
+  kernels::FloatBuffer parameters_, gradients_;  // in the backend's memory (managed on CUDA)
   std::vector<std::span<float>> parameter_spans_, gradient_spans_;
   std::vector<std::span<const float>> gradient_views_;
   std::unique_ptr<Activations> activations_;

@@ -120,8 +120,12 @@ void add_bench_model_command(CLI::App& bench) {
   model->add_option("--threads", arguments.threads, "OpenMP (and OpenBLAS) threads; 0: OMP_NUM_THREADS or all cores")
       ->capture_default_str();
   std::vector<std::string> backends;
-  for (const kernels::Backend b : available_backends()) backends.emplace_back(kernels::to_string(b));
-  model->add_option("--backend", arguments.backend, "kernels: cpu (optimised) or reference (plain loops)")
+  for (const kernels::Backend b : available_backends()) {
+    if (kernels::has_model_kernels(b)) backends.emplace_back(kernels::to_string(b));
+  }
+  model->add_option("--backend", arguments.backend,
+                    "kernels: cpu (optimised), reference (plain loops), or cuda in a CUDA build (the model's "
+                    "layers on the GPU, in managed memory; AdamW on the host)")
       ->check(CLI::IsMember(backends))
       ->capture_default_str();
   model->add_option("--steps", arguments.steps, "timed steps")->check(CLI::Range(1, 100000))->capture_default_str();

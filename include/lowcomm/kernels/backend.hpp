@@ -14,7 +14,7 @@ enum class Backend {
   Reference,  // plain loops, written for clarity; the definition of the result
   Cpu,        // optimised for CPUs: OpenMP threads, vectorisable inner loops
   Kokkos,     // portable: kernels/kokkos, in Kokkos's default execution space (the compressors' kernels)
-  Cuda,       // kernels/cuda, on this process's GPU (the compressors' kernels)
+  Cuda,       // kernels/cuda, on this process's GPU
 };
 
 std::string_view to_string(Backend backend);
@@ -38,7 +38,7 @@ std::string cuda_description();
 std::string unavailable_reason(Backend backend);
 
 // Whether the transformer's kernels (the reference model's layers) exist on this backend:
-// Reference and Cpu; Kokkos and Cuda have the compressors' kernels only.
+// Reference and Cpu, and Cuda in a build with it; Kokkos has the compressors' kernels only.
 bool has_model_kernels(Backend backend);
 
 // Throws lowcomm::Error: "<kernel> has no <backend> implementation".

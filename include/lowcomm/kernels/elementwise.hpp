@@ -13,4 +13,8 @@ namespace lowcomm::kernels {
 // they overlap partially.
 void sign(Backend backend, std::span<const float> in, std::span<float> out);
 
+// out[i] = value for every i, on the backend (so a CUDA model zeroes its gradients on the GPU,
+// where its managed buffers live, rather than pulling their pages to the host).
+void fill(Backend backend, std::span<float> out, float value);
+
 }  // namespace lowcomm::kernels

@@ -1,0 +1,59 @@
+#include "lowcomm/kernels/memory.hpp"
+
+#include <algorithm>
+#include <new>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "lowcomm/error.hpp"
+#include "lowcomm/kernels/elementwise.hpp"
+#if LOWCOMM_HAVE_CUDA
+#include "../cuda/cuda_backend.hpp"
+#endif
+
+namespace lowcomm::kernels {
+
+FloatBuffer::FloatBuffer(Backend backend, std::size_t count) : size_(count) {
+  if (count == 0) return;
+#if LOWCOMM_HAVE_CUDA
+  if (backend == Backend::Cuda) {
+    data_ = static_cast<float*>(cuda_backend::allocate_managed(count * sizeof(float)));
+    managed_ = true;
+    fill(Backend::Cuda, span(), 0.0f);
+    return;
+  }
+#endif
+  data_ = new (std::nothrow) float[count];
+  if (data_ == nullptr) {
+    throw Error(fmt::format("out of host memory: {} floats ({:.2f} GiB) for a {} buffer", count,
+                            static_cast<double>(count * sizeof(float)) / (1024.0 * 1024.0 * 1024.0),
+                            to_string(backend)));
+  }
+  // Zeroed by the backend's own loop: on Cpu, threads first-touch the pages they later write.
+  fill(backend == Backend::Reference ? Backend::Reference : Backend::Cpu, span(), 0.0f);
+}
+
+FloatBuffer::FloatBuffer(FloatBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
+      managed_(std::exchange(other.managed_, false)) {}
+
+FloatBuffer& FloatBuffer::operator=(FloatBuffer&& other) noexcept {
+  std::swap(data_, other.data_);
+  std::swap(size_, other.size_);
+  std::swap(managed_, other.managed_);
+  return *this;
+}
+
+FloatBuffer::~FloatBuffer() {
+  if (data_ == nullptr) return;
+#if LOWCOMM_HAVE_CUDA
+  if (managed_) {
+    cuda_backend::free_managed(data_);
+    return;
+  }
+#endif
+  delete[] data_;
+}
+
+}  // namespace lowcomm::kernels

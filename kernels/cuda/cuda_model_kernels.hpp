@@ -1,0 +1,50 @@
+#pragma once
+// The CUDA versions of the reference model's kernels (Backend::Cuda; kernels/cpu has the
+// Reference and Cpu ones): the same contracts as include/lowcomm/kernels/{embedding,layernorm,
+// attention,gelu,residual,cross_entropy,linear}.hpp without the Backend argument. The dispatch in
+// kernels/cpu checks sizes and token/target ranges first, so these assume valid arguments. Spans
+// may be host or device memory, as for the compressors' kernels (cuda_backend.hpp). Results match
+// the Reference within float rounding, not bitwise: reductions run in parallel, in a fixed order,
+// so the same bits run to run. Defined in embedding.cu, layernorm.cu, attention.cu, gelu.cu,
+// residual.cu, cross_entropy.cu and linear.cu. No header of this one includes CUDA's.
+#include <cstdint>
+#include <span>
+
+namespace lowcomm::kernels::cuda_backend {
+
+void embedding_forward(std::span<float> out, std::span<const std::int32_t> tokens, std::span<const float> wte,
+                       std::span<const float> wpe, std::int64_t B, std::int64_t T, std::int64_t C, std::int64_t V);
+void embedding_backward(std::span<float> dwte, std::span<float> dwpe, std::span<const float> dout,
+                        std::span<const std::int32_t> tokens, std::int64_t B, std::int64_t T, std::int64_t C,
+                        std::int64_t V);
+
+void layernorm_forward(std::span<float> out, std::span<float> mean, std::span<float> rstd, std::span<const float> inp,
+                       std::span<const float> weight, std::span<const float> bias, std::int64_t N, std::int64_t C,
+                       float eps);
+void layernorm_backward(std::span<float> dinp, std::span<float> dweight, std::span<float> dbias,
+                        std::span<const float> dout, std::span<const float> inp, std::span<const float> weight,
+                        std::span<const float> mean, std::span<const float> rstd, std::int64_t N, std::int64_t C);
+
+void attention_forward(std::span<float> out, std::span<float> att, std::span<const float> qkv, std::int64_t B,
+                       std::int64_t T, std::int64_t C, std::int64_t H);
+void attention_backward(std::span<float> dqkv, std::span<float> datt, std::span<const float> dout,
+                        std::span<const float> qkv, std::span<const float> att, std::int64_t B, std::int64_t T,
+                        std::int64_t C, std::int64_t H);
+
+void gelu_forward(std::span<float> out, std::span<const float> inp);
+void gelu_backward(std::span<float> dinp, std::span<const float> inp, std::span<const float> dout);
+
+void residual_add(std::span<float> out, std::span<const float> a, std::span<const float> b);
+
+void cross_entropy_forward(std::span<float> losses, std::span<const float> logits,
+                           std::span<const std::int32_t> targets, std::int64_t N, std::int64_t V);
+void cross_entropy_forward_backward(std::span<float> losses, std::span<float> dlogits, std::span<const float> logits,
+                                    std::span<const std::int32_t> targets, std::int64_t N, std::int64_t V, float scale);
+
+void linear_forward(std::span<float> out, std::span<const float> inp, std::span<const float> weight,
+                    std::span<const float> bias, std::int64_t N, std::int64_t IC, std::int64_t OC);
+void linear_backward(std::span<float> dinp, std::span<float> dweight, std::span<float> dbias,
+                     std::span<const float> dout, std::span<const float> inp, std::span<const float> weight,
+                     std::int64_t N, std::int64_t IC, std::int64_t OC);
+
+}  // namespace lowcomm::kernels::cuda_backend
