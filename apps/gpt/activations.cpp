@@ -9,10 +9,14 @@ Activations::Activations(const GptConfig& config, std::int64_t B, std::int64_t T
   // Two passes over the same list of sizes: count, then hand out spans of the one allocation.
   std::int64_t used = 0;
   bool carve = false;
+  // Each piece starts on a 256-byte boundary (64 floats), as the buffer does, so a tensor's
+  // alignment does not depend on B, T or the pieces before it (vector loops and the GPU's GEMMs
+  // pick their code by it).
+  constexpr std::int64_t kPieceAlignment = 64;
   auto take = [&](std::int64_t count) {
     std::span<float> out;
     if (carve) out = storage_.span().subspan(static_cast<std::size_t>(used), static_cast<std::size_t>(count));
-    used += count;
+    used += (count + kPieceAlignment - 1) / kPieceAlignment * kPieceAlignment;
     return out;
   };
   layers.resize(static_cast<std::size_t>(config.layers));

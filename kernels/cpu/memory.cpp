@@ -14,17 +14,30 @@
 
 namespace lowcomm::kernels {
 
+namespace {
+
+// Host buffers start on a 256-byte boundary, as cudaMallocManaged's do: whole cache lines and
+// vector widths for every kernel, on every backend alike.
+constexpr std::align_val_t kAlignment{256};
+
+}  // namespace
+
 FloatBuffer::FloatBuffer(Backend backend, std::size_t count) : size_(count) {
   if (count == 0) return;
 #if LOWCOMM_HAVE_CUDA
   if (backend == Backend::Cuda) {
     data_ = static_cast<float*>(cuda_backend::allocate_managed(count * sizeof(float)));
     managed_ = true;
-    fill(Backend::Cuda, span(), 0.0f);
+    try {
+      fill(Backend::Cuda, span(), 0.0f);
+    } catch (...) {
+      cuda_backend::free_managed(data_);
+      throw;
+    }
     return;
   }
 #endif
-  data_ = new (std::nothrow) float[count];
+  data_ = new (kAlignment, std::nothrow) float[count];
   if (data_ == nullptr) {
     throw Error(fmt::format("out of host memory: {} floats ({:.2f} GiB) for a {} buffer", count,
                             static_cast<double>(count * sizeof(float)) / (1024.0 * 1024.0 * 1024.0),
@@ -53,7 +66,7 @@ FloatBuffer::~FloatBuffer() {
     return;
   }
 #endif
-  delete[] data_;
+  ::operator delete[](data_, kAlignment);
 }
 
 }  // namespace lowcomm::kernels

@@ -58,9 +58,8 @@ void rows(std::span<float> losses, std::span<float> dlogits, std::span<const flo
   // Overwritten, so not copied in; when dlogits is a host logits, `x` is its own device copy.
   Output<float> loss(losses);
   Output<float> gradient(dlogits);
-  const auto blocks = static_cast<unsigned>(N < kMaxBlocks ? N : kMaxBlocks);
-  cross_entropy_rows<<<blocks, kThreads, 0, stream()>>>(x.data(), target.data(), N, V, scale, loss.data(),
-                                                        gradient.data());
+  cross_entropy_rows<<<row_blocks(N), kThreads, 0, stream()>>>(x.data(), target.data(), N, V, scale, loss.data(),
+                                                             gradient.data());
   check(cudaGetLastError(), name);
   loss.finish();
   gradient.finish();

@@ -1,6 +1,7 @@
 #pragma once
-// cuBLAS for the kernels/cuda sources that multiply matrices (dct.cu, linalg.cu): the process's
-// handle, status checks, and the row-major product both build on. Defined in linalg.cu.
+// cuBLAS for the kernels/cuda sources that multiply matrices (dct.cu, linalg.cu, attention.cu,
+// linear.cu): the process's handle, status checks, and the row-major product they build on.
+// Defined in linalg.cu.
 // Included by kernels/cuda/*.cu only.
 #include <cublas_v2.h>
 

@@ -21,12 +21,12 @@ struct Sum {
   __device__ float operator()(float a, float b) const { return a + b; }
 };
 
-// `combine` of every thread's `partial` over a block of kThreads, returned to all of them: a fixed
-// tree, so fixed bits; `identity` pads the tree's unused lanes. Every thread of the block must
-// call it. Two barriers suffice between calls (each instantiation has its own shared variables):
-// a call writes warp_results only after the previous call's barrier that follows its last read
-// of them, and `total` only after its own first barrier, which every reader of the previous total
-// has passed.
+// `combine` of every thread's `partial` over a block of exactly kThreads threads (every launch of
+// these kernels uses kThreads), returned to all of them: a fixed tree, so fixed bits; `identity`
+// pads the tree's unused lanes. Every thread of the block must call it. Two barriers suffice
+// between calls (each instantiation has its own shared variables): a call writes warp_results
+// only after the previous call's barrier that follows its last read of them, and `total` only
+// after its own first barrier, which every reader of the previous total has passed.
 template <class Combine>
 __device__ inline float block_reduce(float partial, float identity, Combine combine) {
   __shared__ float warp_results[kWarps];

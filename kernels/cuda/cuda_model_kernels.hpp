@@ -5,7 +5,9 @@
 // kernels/cpu checks sizes and token/target ranges first, so these assume valid arguments. Spans
 // may be host or device memory, as for the compressors' kernels (cuda_backend.hpp). Results match
 // the Reference within float rounding, not bitwise: reductions run in parallel, in a fixed order,
-// so the same bits run to run. Defined in embedding.cu, layernorm.cu, attention.cu, gelu.cu,
+// so the same bits run to run. For finite inputs: attention's products run over the whole T × T
+// square with the masked weights 0, so an infinite value at a masked position (0 · inf) gives NaN
+// where the Reference, which skips those terms, stays finite. Defined in embedding.cu, layernorm.cu, attention.cu, gelu.cu,
 // residual.cu, cross_entropy.cu and linear.cu. No header of this one includes CUDA's.
 #include <cstdint>
 #include <span>

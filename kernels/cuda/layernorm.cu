@@ -20,10 +20,9 @@ namespace lowcomm::kernels::cuda_backend {
 
 namespace {
 
-
 // One block per row (grid-striding over rows): mean, then rstd = 1 / sqrt(Σ (x − mean)² / C + eps),
-// then out = (x − mean) · rstd · weight + bias. out may even be inp: each element is written after
-// both reductions' barriers, by the one thread that reads it in that last pass.
+// then out = (x − mean) · rstd · weight + bias. Each element is written after both reductions'
+// barriers, by the one thread that reads it in that last pass.
 __global__ void normalise_rows(const float* inp, const float* weight, const float* bias, std::int64_t N,
                                std::int64_t C, float eps, float* out, float* mean, float* rstd) {
   for (std::int64_t n = blockIdx.x; n < N; n += gridDim.x) {
@@ -81,7 +80,6 @@ __global__ void parameter_gradients(const float* dout, const float* inp, const f
     dbias[c] = db;
   }
 }
-
 
 }  // namespace
 

@@ -141,6 +141,8 @@ void* allocate_managed(std::size_t bytes) {
 }
 
 void free_managed(void* memory) noexcept {
+  // On this process's device, so that a thread that never computed makes no context on device 0.
+  if (const Device& d = device(); d.unusable.empty()) cudaSetDevice(d.index);
   cudaFree(memory);  // waits for the device first: no kernel still using it is cut short
 }
 

@@ -1,9 +1,11 @@
 // The model's kernels on the CUDA backend (kernels/cuda/cuda_model_kernels.hpp), and the managed
-// buffers, fill and sign the model and the strategies use with them, against the Reference, on awkward sizes (a prime sequence length, widths no multiple of the warp size, a
-// vocabulary of 1001): within float rounding of the Reference (parallel reductions and cuBLAS's
-// products sum in other orders), with outputs that accumulate pre-filled so that += is checked,
-// the in-place forms the model uses, and two runs giving the same bits. Built in the CUDA
-// configuration only; every test skips, saying why, where no device is usable.
+// buffers, fill and sign the model and the strategies use with them, against the Reference, on
+// awkward sizes (a prime sequence length, widths no multiple of the warp size, a vocabulary of
+// 1001, rows longer than a block and more rows than the grid has blocks): within float rounding
+// of the Reference (parallel reductions and cuBLAS's products sum in other orders), with outputs
+// that accumulate pre-filled so that += is checked, the in-place forms the model uses, and two
+// runs giving the same bits. Built in the CUDA configuration only; every test skips, saying why,
+// where no device is usable.
 //
 // Tolerances: |cuda − ref| ≤ rtol · (|ref| + RMS(ref)), rtol 1e-5 for the element-wise kernels and
 // the row reductions, 1e-4 for the products and attention (sums of up to a few hundred terms in a
@@ -28,39 +30,17 @@
 #include "lowcomm/kernels/linear.hpp"
 #include "lowcomm/kernels/memory.hpp"
 #include "lowcomm/kernels/residual.hpp"
+#include "transformer_test_support.hpp"
 
 namespace lowcomm::kernels {
 namespace {
 
-using Floats = std::vector<float>;
+using test::expect_close;
+using test::Floats;
+using test::random;
+using test::random_ids;
 constexpr Backend kRef = Backend::Reference;
 constexpr Backend kCuda = Backend::Cuda;
-
-Floats random(std::int64_t n, unsigned seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  Floats v(static_cast<std::size_t>(n));
-  for (float& x : v) x = normal(rng);
-  return v;
-}
-
-std::vector<std::int32_t> random_ids(std::int64_t n, std::int64_t V, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<std::int32_t> pick(0, static_cast<std::int32_t>(V - 1));
-  std::vector<std::int32_t> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = pick(rng);
-  return v;
-}
-
-void expect_close(const Floats& cuda, const Floats& ref, double rtol, const std::string& what) {
-  ASSERT_EQ(cuda.size(), ref.size()) << what;
-  double rms = 0;
-  for (float x : ref) rms += double{x} * x;
-  rms = std::sqrt(rms / std::max<std::size_t>(ref.size(), 1)) + 1e-30;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    ASSERT_NEAR(cuda[i], ref[i], rtol * (std::fabs(ref[i]) + rms)) << what << " at " << i;
-  }
-}
 
 class CudaModelKernels : public ::testing::Test {
  protected:
@@ -105,7 +85,8 @@ TEST_F(CudaModelKernels, EmbeddingForwardAndAccumulatingBackward) {
 }
 
 TEST_F(CudaModelKernels, LayerNormForwardAndAccumulatingBackward) {
-  for (const auto [N, C] : {std::pair<std::int64_t, std::int64_t>{1, 1}, {37, 24}, {5, 769}}) {
+  // 70000 rows: more than the grid's 65536 blocks, so blocks take several rows.
+  for (const auto [N, C] : {std::pair<std::int64_t, std::int64_t>{1, 1}, {37, 24}, {5, 769}, {70000, 3}}) {
     const Floats inp = random(N * C, 10, 2.0f), w = random(C, 11), b = random(C, 12), dout = random(N * C, 13);
     Floats out_ref(N * C), mean_ref(N), rstd_ref(N), out(N * C), mean(N), rstd(N);
     layernorm_forward(kRef, out_ref, mean_ref, rstd_ref, inp, w, b, N, C);
@@ -146,8 +127,9 @@ TEST_F(CudaModelKernels, LinearWithAndWithoutBias) {
 }
 
 TEST_F(CudaModelKernels, CausalAttentionForwardAndBackward) {
+  // T = 300: rows longer than a block's 256 threads, so threads take several columns.
   for (const auto [B, T, C, H] : {std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>{1, 1, 4, 1},
-                                  {2, 13, 24, 3}, {1, 64, 96, 4}}) {
+                                  {2, 13, 24, 3}, {1, 64, 96, 4}, {1, 300, 8, 2}}) {
     SCOPED_TRACE(testing::Message() << "B " << B << " T " << T << " C " << C << " H " << H);
     const Floats qkv = random(B * T * 3 * C, 30), dout = random(B * T * C, 31);
     Floats out_ref(B * T * C), att_ref(B * H * T * T), out(B * T * C), att(B * H * T * T);
@@ -198,24 +180,7 @@ TEST_F(CudaModelKernels, ManagedBuffersFillAndSign) {
                          [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }));
 }
 
-TEST_F(CudaModelKernels, RunsAreBitwiseRepeatable) {
-  const std::int64_t B = 2, T = 16, C = 48, H = 4, N = B * T;
-  const auto qkv = random(N * 3 * C, 90), dout = random(N * C, 91), w = random(3 * C * C, 92);
-  Floats first_out, first_dqkv, first_dw;
-  for (int run = 0; run < 2; ++run) {
-    Floats out(N * C), att(B * H * T * T), dqkv(N * 3 * C), datt(B * H * T * T), dw(3 * C * C, 0.0f), dinp(N * C);
-    attention_forward(kCuda, out, att, qkv, B, T, C, H);
-    attention_backward(kCuda, dqkv, datt, dout, qkv, att, B, T, C, H);
-    linear_backward(kCuda, dinp, dw, {}, dqkv, out, w, N, C, 3 * C);
-    if (run == 0) {
-      first_out = out, first_dqkv = dqkv, first_dw = dw;
-    } else {
-      EXPECT_EQ(out, first_out);
-      EXPECT_EQ(dqkv, first_dqkv);
-      EXPECT_EQ(dw, first_dw);
-    }
-  }
-}
+TEST_F(CudaModelKernels, RunsAreBitwiseRepeatable) { test::expect_runs_bitwise_repeatable(kCuda); }
 
 }  // namespace
 }  // namespace lowcomm::kernels

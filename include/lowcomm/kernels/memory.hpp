@@ -14,8 +14,9 @@ namespace lowcomm::kernels {
 class FloatBuffer {
  public:
   FloatBuffer() = default;
-  // `count` zeros in `backend`'s memory (on a CUDA device, zeroed there, so its pages start on
-  // the GPU). Throws lowcomm::Error when the memory cannot be had, saying how much was asked.
+  // `count` zeros in `backend`'s memory, starting on a 256-byte boundary (on a CUDA device,
+  // zeroed there, so its pages start on the GPU). Throws lowcomm::Error when the memory cannot be
+  // had, saying how much was asked.
   FloatBuffer(Backend backend, std::size_t count);
   FloatBuffer(const FloatBuffer&) = delete;
   FloatBuffer& operator=(const FloatBuffer&) = delete;
