@@ -1,9 +1,7 @@
-// This process's device and stream, chosen on the first Backend::Cuda call rather than when the
-// library loads, so a run on the Cpu backend never touches the CUDA runtime (and runs where no
-// driver is installed).
+// This process's device and stream, chosen when the CUDA backend is first asked for (chosen in a
+// configuration, or called) rather than when the library loads, so a run on the Cpu backend never
+// touches the CUDA runtime (and runs where no driver is installed).
 #include <cstdint>
-#include <cstdlib>
-#include <mutex>
 #include <optional>
 #include <string>
 
