@@ -113,8 +113,11 @@ TEST(NonBlocking, TheClockExposesWhatComputeDidNotHide) {
       continue;
     }
     ASSERT_GT(d, 0.2);
-    // Sleeping takes at least c, a little more on a busy machine: hidden is at least min(c, d).
-    EXPECT_LE(comm.overlap().exposed_s, std::max(0.0, d - c) + 1e-9) << "c = " << c;
+    // Sleeping takes at least c, a little more on a busy machine: hidden is at least min(c, d),
+    // less the time by which the other ranks started the collective after this one (it starts
+    // when the last rank joins): 0.1 ms was seen on a loaded machine, so 5 ms of slack, far below
+    // the c of 0.1 s that a miscounted overlap would add.
+    EXPECT_LE(comm.overlap().exposed_s, std::max(0.0, d - c) + 5e-3) << "c = " << c;
     EXPECT_GE(comm.overlap().exposed_s, std::max(0.0, d - c) - 0.05) << "c = " << c;
     EXPECT_NEAR(comm.overlap().exposed_s + comm.overlap().hidden_s, d, 1e-9);
     EXPECT_GE(comm.simulated_seconds() - before, std::max(c, d));
