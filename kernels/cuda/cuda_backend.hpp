@@ -19,6 +19,7 @@
 #include <string>
 
 #include "lowcomm/kernels/blocks.hpp"
+#include "lowcomm/kernels/optimizer_updates.hpp"
 #include "lowcomm/kernels/scatter.hpp"
 
 namespace lowcomm::kernels::cuda_backend {

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "lowcomm/kernels/blocks.hpp"
+#include "lowcomm/kernels/optimizer_updates.hpp"
 #include "lowcomm/kernels/scatter.hpp"
 
 namespace lowcomm::kernels::kokkos_backend {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "lowcomm/error.hpp"
@@ -37,10 +38,10 @@ Optimizer::Sizes Optimizer::sizes_of(std::span<const std::span<float>> params) {
   return sizes;
 }
 
-Optimizer::Buffers Optimizer::zeros(const Sizes& sizes) {
+Optimizer::Buffers Optimizer::zeros(const Sizes& sizes, kernels::Backend backend) {
   Buffers buffers;
   buffers.reserve(sizes.size());
-  for (const std::size_t n : sizes) buffers.emplace_back(n, 0.0f);
+  for (const std::size_t n : sizes) buffers.emplace_back(backend, n);
   return buffers;
 }
 
@@ -77,11 +78,12 @@ void Optimizer::load_common(const StateDict& state, std::string_view prefix,
 void Optimizer::save_buffers(StateDict& state, std::string_view prefix, std::string_view name,
                              const Buffers& buffers) {
   for (std::size_t i = 0; i < buffers.size(); ++i)
-    state.put(fmt::format("{}{}/{}", prefix, name, i), buffers[i]);
+    state.put(fmt::format("{}{}/{}", prefix, name, i), buffers[i].span());
 }
 
 Optimizer::Buffers Optimizer::load_buffers(const StateDict& state, std::string_view prefix,
-                                           std::string_view name, const Sizes& sizes) {
+                                           std::string_view name, const Sizes& sizes,
+                                           kernels::Backend backend) {
   Buffers buffers;
   buffers.reserve(sizes.size());
   for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -90,7 +92,8 @@ Optimizer::Buffers Optimizer::load_buffers(const StateDict& state, std::string_v
     if (values.size() != sizes[i])
       throw Error(fmt::format("{}: {} values for tensor {} of size {}", key, values.size(), i,
                               sizes[i]));
-    buffers.push_back(values);
+    kernels::FloatBuffer& buffer = buffers.emplace_back(backend, values.size());
+    std::ranges::copy(values, buffer.begin());
   }
   return buffers;
 }

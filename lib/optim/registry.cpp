@@ -27,13 +27,13 @@ OptimizerInfo sgd_optimizer() {
                           .description = "SGD Nesterov momentum (needs momentum > 0 and dampening 0)"},
                          {.path = "weight_decay", .type = ValueType::Float, .default_value = d.weight_decay,
                           .description = "SGD weight decay, added to the gradient (L2)", .min = 0.0}},
-          .create = [](const OptimizerParameters& p) -> std::unique_ptr<Optimizer> {
+          .create = [](const OptimizerParameters& p, const ExecutionContext& execution) -> std::unique_ptr<Optimizer> {
             const SgdOptions options{.momentum = p.get_double("momentum"),
                                      .dampening = p.get_double("dampening"),
                                      .nesterov = p.get_bool("nesterov"),
                                      .weight_decay = p.get_double("weight_decay")};
             options.validate(p.prefix());
-            return std::make_unique<Sgd>(options);
+            return std::make_unique<Sgd>(options, execution);
           }};
 }
 
@@ -50,13 +50,13 @@ OptimizerInfo adamw_optimizer() {
                          {.path = "weight_decay", .type = ValueType::Float, .default_value = d.weight_decay,
                           .description = "AdamW decoupled weight decay: p <- p*(1 - lr*wd) each step",
                           .min = 0.0}},
-          .create = [](const OptimizerParameters& p) -> std::unique_ptr<Optimizer> {
+          .create = [](const OptimizerParameters& p, const ExecutionContext& execution) -> std::unique_ptr<Optimizer> {
             const AdamWOptions options{.beta1 = p.get_double("beta1"),
                                        .beta2 = p.get_double("beta2"),
                                        .eps = p.get_double("eps"),
                                        .weight_decay = p.get_double("weight_decay")};
             options.validate(p.prefix());
-            return std::make_unique<AdamW>(options);
+            return std::make_unique<AdamW>(options, execution);
           }};
 }
 
@@ -70,10 +70,10 @@ OptimizerInfo signum_optimizer() {
                          {.path = "weight_decay", .type = ValueType::Float, .default_value = d.weight_decay,
                           .description = "Signum decoupled weight decay: p <- p*(1 - lr*wd) each step",
                           .min = 0.0}},
-          .create = [](const OptimizerParameters& p) -> std::unique_ptr<Optimizer> {
+          .create = [](const OptimizerParameters& p, const ExecutionContext& execution) -> std::unique_ptr<Optimizer> {
             const SignumOptions options{.beta = p.get_double("beta"), .weight_decay = p.get_double("weight_decay")};
             options.validate(p.prefix());
-            return std::make_unique<Signum>(options);
+            return std::make_unique<Signum>(options, execution);
           }};
 }
 
@@ -102,9 +102,10 @@ void OptimizerRegistry::add_config_keys(ConfigSchema& schema, std::string_view p
   }
 }
 
-std::unique_ptr<Optimizer> OptimizerRegistry::create(const Config& config, std::string_view prefix) const {
+std::unique_ptr<Optimizer> OptimizerRegistry::create(const Config& config, const ExecutionContext& execution,
+                                                     std::string_view prefix) const {
   const OptimizerInfo& info = find(config.get_string(fmt::format("{}.name", prefix)));
-  return info.create(OptimizerParameters(config, fmt::format("{}.{}", prefix, info.name)));
+  return info.create(OptimizerParameters(config, fmt::format("{}.{}", prefix, info.name)), execution);
 }
 
 RegisterOptimizer::RegisterOptimizer(OptimizerInfo info) {
@@ -115,8 +116,9 @@ void add_optimizer_keys(ConfigSchema& schema, std::string_view prefix, std::stri
   OptimizerRegistry::global().add_config_keys(schema, prefix, default_name);
 }
 
-std::unique_ptr<Optimizer> make_optimizer(const Config& config, std::string_view prefix) {
-  return OptimizerRegistry::global().create(config, prefix);
+std::unique_ptr<Optimizer> make_optimizer(const Config& config, const ExecutionContext& execution,
+                                          std::string_view prefix) {
+  return OptimizerRegistry::global().create(config, execution, prefix);
 }
 
 }  // namespace lowcomm

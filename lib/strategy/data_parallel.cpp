@@ -67,7 +67,7 @@ class DataParallel final : public Strategy {
  public:
   explicit DataParallel(const StrategySetup& setup)
       : sync_(make_compressed_sync(setup)),
-        optimizer_(make_optimizer(setup.config)),
+        optimizer_(make_optimizer(setup.config, setup.execution)),
         aggregate_(setup.tensors) {
     if (!setup.config.get_bool("strategy.data_parallel.overlap")) return;
     for (PlannedSync& planned : data_parallel_syncs(setup.config, setup.tensors)) {

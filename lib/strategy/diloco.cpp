@@ -130,7 +130,7 @@ std::vector<PlannedSync> diloco_syncs(const Config& config, std::span<const Tens
 class Diloco final : public Strategy {
  public:
   Diloco(const StrategySetup& setup, DilocoOptions options)
-      : options_(options), optimizer_(make_optimizer(setup.config)) {
+      : options_(options), optimizer_(make_optimizer(setup.config, setup.execution)) {
     for (PlannedSync& planned : diloco_syncs(setup.config, setup.tensors)) {
       Fragment& fragment = fragments_.emplace_back();
       fragment.first = planned.first;

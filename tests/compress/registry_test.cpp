@@ -127,10 +127,11 @@ TEST(OptimizerRegistry, APluggedInOptimizerIsMadeByName) {
     void save_state(StateDict&, std::string_view) const override {}
     void load_state(const StateDict&, std::string_view) override {}
   };
-  RegisterOptimizer registration{{.name = "halve_test", .description = "for tests", .parameters = {},
-                                  .create = [](const OptimizerParameters&) -> std::unique_ptr<Optimizer> {
-                                    return std::make_unique<Halve>();
-                                  }}};
+  RegisterOptimizer registration{
+      {.name = "halve_test", .description = "for tests", .parameters = {},
+       .create = [](const OptimizerParameters&, const ExecutionContext&) -> std::unique_ptr<Optimizer> {
+         return std::make_unique<Halve>();
+       }}};
   EXPECT_TRUE(take_registration_errors().empty());
   ConfigSchema schema;
   add_optimizer_keys(schema);

@@ -1,8 +1,9 @@
 // Every kernel of an accelerator backend (kernels/kokkos or kernels/cuda, chosen at compile time by
 // LOWCOMM_TEST_ACCELERATOR = Kokkos | Cuda) against the Reference kernel on random inputs of
 // awkward sizes (1, primes, sizes that are no multiple of 8): bit for bit where the result is
-// defined exactly (selections, scatters, packings, quantisation), within float rounding for the
-// sums (DCT, GEMM, Gram-Schmidt). Malformed inputs give the Reference's error message. Built as
+// defined exactly (selections, scatters, packings, quantisation, the optimizers' updates), within
+// float rounding for the sums (DCT, GEMM, Gram-Schmidt). Malformed inputs give the Reference's
+// error message. Built as
 // kernels_kokkos_test (preset kokkos) and kernels_cuda_test (preset cuda); the CUDA one skips every
 // test, saying why, where no device is usable.
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 #include "lowcomm/kernels/dct_topk.hpp"
 #include "lowcomm/kernels/float16.hpp"
 #include "lowcomm/kernels/linalg.hpp"
+#include "lowcomm/kernels/optimizer_updates.hpp"
 #include "lowcomm/kernels/pack.hpp"
 #include "lowcomm/kernels/quantize.hpp"
 #include "lowcomm/kernels/scatter.hpp"
@@ -286,6 +288,38 @@ TEST_F(AcceleratorKernels, GemmAndGramSchmidtAreTheReferencesWithinRounding) {
     orthonormalize_columns(kRef, r, rows, cols, 1e-8f);
     orthonormalize_columns(kAccelerator, kk, rows, cols, 1e-8f);
     expect_close(kk, r, 1e-5);
+  }
+}
+
+TEST_F(AcceleratorKernels, OptimizerUpdatesAreTheReferencesBitForBit) {
+  const AdamWScalars adamw{.decay = 0.9999f, .beta1 = 0.9f, .beta2 = 0.95f, .one_minus_beta1 = 0.1f,
+                           .one_minus_beta2 = 0.05f, .bc2_sqrt = 0.3f, .eps = 1e-8f, .neg_step_size = -0.004f};
+  const SignumScalars signum{.beta = 0.9f, .one_minus_beta = 0.1f, .decay = 0.999f, .neg_lr = -0.01f, .decays = true};
+  for (const std::size_t n : {std::size_t{1}, std::size_t{17}, std::size_t{100003}}) {
+    const std::vector<float> g = awkward_values(n, n, true);
+    std::vector<float> p = uniform_values(n, n + 1), m = uniform_values(n, n + 2), v = uniform_values(n, n + 3);
+    for (float& x : v) x *= x;
+    std::vector<float> ap = p, am = m, av = v;
+    adamw_update(kRef, adamw, p, g, m, v);
+    adamw_update(kAccelerator, adamw, ap, g, am, av);
+    expect_bitwise_equal(ap, p);
+    expect_bitwise_equal(am, m);
+    expect_bitwise_equal(av, v);
+    for (const bool momentum : {false, true}) {
+      const SgdScalars sgd{.wd = 0.01f, .mu = 0.9f, .keep = 1.0f, .neg_lr = -0.1f, .decays = true,
+                           .momentum = momentum, .first = false, .nesterov = momentum};
+      std::vector<float> b = momentum ? uniform_values(n, n + 4) : std::vector<float>();
+      std::vector<float> sp = p, ab = b, asp = p;
+      sgd_update(kRef, sgd, sp, g, b);
+      sgd_update(kAccelerator, sgd, asp, g, ab);
+      expect_bitwise_equal(asp, sp);
+      expect_bitwise_equal(ab, b);
+    }
+    std::vector<float> sm = m, asm_ = m, sp = p, asp = p;
+    signum_update(kRef, signum, sp, g, sm);
+    signum_update(kAccelerator, signum, asp, g, asm_);
+    expect_bitwise_equal(asp, sp);
+    expect_bitwise_equal(asm_, sm);
   }
 }
 

@@ -71,7 +71,7 @@ TEST(Optimizer, OtherPrefix) {
   ConfigSchema schema;
   add_optimizer_keys(schema, "inner");
   const Config c = Config::defaults(schema, std::vector<std::string>{"inner.name=sgd"});
-  EXPECT_EQ(make_optimizer(c, "inner")->name(), "sgd");
+  EXPECT_EQ(make_optimizer(c, {}, "inner")->name(), "sgd");
 }
 
 TEST(Optimizer, RejectsWhatTorchRejects) {

@@ -9,6 +9,7 @@
 //   p = p − step_size·m / denom
 #include <string_view>
 
+#include "lowcomm/core/execution_context.hpp"
 #include "lowcomm/optim/optimizer.hpp"
 
 namespace lowcomm {
@@ -24,7 +25,8 @@ struct AdamWOptions {
 
 class AdamW final : public Optimizer {
  public:
-  explicit AdamW(AdamWOptions options = {});
+  // State and updates on `execution`'s backend (kernels/optimizer_updates.hpp).
+  explicit AdamW(AdamWOptions options = {}, ExecutionContext execution = {});
   std::string_view name() const override { return "adamw"; }
   void step(std::span<const std::span<float>> params,
             std::span<const std::span<const float>> grads, double lr) override;
@@ -34,6 +36,7 @@ class AdamW final : public Optimizer {
 
  private:
   AdamWOptions options_;
+  kernels::Backend backend_;
   std::int64_t steps_ = 0;
   Sizes sizes_;  // of the first step
   Buffers exp_avg_, exp_avg_sq_;

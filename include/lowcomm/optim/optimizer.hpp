@@ -5,8 +5,10 @@
 // and its step count.
 //
 // State is indexed by the position of a tensor in the list, so callers pass the tensors in the
-// same order every step. It is created on the first step, for every tensor at once, and saved /
-// restored through a StateDict: a restored optimizer continues bitwise identically.
+// same order every step. It is created on the first step, for every tensor at once, in the memory
+// of the backend the optimizer was made for (kernels/memory.hpp: on the GPU for Cuda, where the
+// built-in optimizers' updates run too, kernels/optimizer_updates.hpp), and saved / restored
+// through a StateDict: a restored optimizer continues bitwise identically, on any backend.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "lowcomm/core/state_dict.hpp"
+#include "lowcomm/kernels/memory.hpp"
 
 namespace lowcomm {
 
@@ -41,7 +44,7 @@ class Optimizer {
 
  protected:
   using Sizes = std::vector<std::size_t>;
-  using Buffers = std::vector<std::vector<float>>;
+  using Buffers = std::vector<kernels::FloatBuffer>;
 
   // The checks every step() starts with; `sizes` are the tensor sizes of the first step, empty
   // before it (then any sizes are accepted).
@@ -49,7 +52,8 @@ class Optimizer {
                          std::span<const std::span<const float>> grads, double lr,
                          const Sizes& sizes);
   static Sizes sizes_of(std::span<const std::span<float>> params);
-  static Buffers zeros(const Sizes& sizes);
+  // One zero-filled buffer per size, in `backend`'s memory.
+  static Buffers zeros(const Sizes& sizes, kernels::Backend backend);
 
   // "steps", "tensors" and "size/<i>", then one "<name>/<i>" per buffer.
   static void save_common(StateDict& state, std::string_view prefix, std::int64_t steps,
@@ -59,7 +63,7 @@ class Optimizer {
   static void save_buffers(StateDict& state, std::string_view prefix, std::string_view name,
                            const Buffers& buffers);
   static Buffers load_buffers(const StateDict& state, std::string_view prefix,
-                              std::string_view name, const Sizes& sizes);
+                              std::string_view name, const Sizes& sizes, kernels::Backend backend);
 };
 
 }  // namespace lowcomm

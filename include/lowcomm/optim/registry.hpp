@@ -11,6 +11,7 @@
 
 #include "lowcomm/config/component_parameters.hpp"
 #include "lowcomm/config/config.hpp"
+#include "lowcomm/core/execution_context.hpp"
 #include "lowcomm/core/registry.hpp"
 #include "lowcomm/optim/optimizer.hpp"
 
@@ -23,8 +24,10 @@ struct OptimizerInfo {
   std::string name;
   std::string description;
   std::vector<ConfigKey> parameters;  // paths relative to <prefix>.<name>, e.g. "beta1"
-  // Throws ConfigError naming the key for a value the optimizer rejects.
-  std::function<std::unique_ptr<Optimizer>(const OptimizerParameters&)> create;
+  // Throws ConfigError naming the key for a value the optimizer rejects. The execution context
+  // says where the parameters live and the kernels run (the built-ins keep their state there); an
+  // optimizer that computes on the host may ignore it.
+  std::function<std::unique_ptr<Optimizer>(const OptimizerParameters&, const ExecutionContext&)> create;
 };
 
 // add, find, all and names: core/registry.hpp.
@@ -38,8 +41,9 @@ class OptimizerRegistry : public Registry<OptimizerInfo> {
   // Adds <prefix>.name (default `default_name`) and every optimizer's parameters.
   void add_config_keys(ConfigSchema& schema, std::string_view prefix, std::string_view default_name) const;
 
-  // The optimizer <prefix>.name names.
-  std::unique_ptr<Optimizer> create(const Config& config, std::string_view prefix) const;
+  // The optimizer <prefix>.name names, computing on `execution`'s backend.
+  std::unique_ptr<Optimizer> create(const Config& config, const ExecutionContext& execution,
+                                    std::string_view prefix) const;
 };
 
 // `static lowcomm::RegisterOptimizer registration{{.name = "mine", ...}};` in a plug-in.
@@ -50,6 +54,7 @@ struct RegisterOptimizer {
 // The global registry's add_config_keys and create.
 void add_optimizer_keys(ConfigSchema& schema, std::string_view prefix = "optimizer",
                         std::string_view default_name = "adamw");
-std::unique_ptr<Optimizer> make_optimizer(const Config& config, std::string_view prefix = "optimizer");
+std::unique_ptr<Optimizer> make_optimizer(const Config& config, const ExecutionContext& execution = {},
+                                          std::string_view prefix = "optimizer");
 
 }  // namespace lowcomm

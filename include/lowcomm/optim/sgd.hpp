@@ -7,6 +7,7 @@
 //   p = p − lr·d
 #include <string_view>
 
+#include "lowcomm/core/execution_context.hpp"
 #include "lowcomm/optim/optimizer.hpp"
 
 namespace lowcomm {
@@ -22,7 +23,8 @@ struct SgdOptions {
 
 class Sgd final : public Optimizer {
  public:
-  explicit Sgd(SgdOptions options = {});
+  // State and updates on `execution`'s backend (kernels/optimizer_updates.hpp).
+  explicit Sgd(SgdOptions options = {}, ExecutionContext execution = {});
   std::string_view name() const override { return "sgd"; }
   void step(std::span<const std::span<float>> params,
             std::span<const std::span<const float>> grads, double lr) override;
@@ -32,6 +34,7 @@ class Sgd final : public Optimizer {
 
  private:
   SgdOptions options_;
+  kernels::Backend backend_;
   std::int64_t steps_ = 0;
   Sizes sizes_;  // of the first step
   Buffers momentum_;  // empty while μ = 0: torch keeps no buffer then

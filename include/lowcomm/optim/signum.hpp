@@ -7,6 +7,7 @@
 //   p = p − lr·sign(m)                        (sign(0) = 0, so a zero momentum leaves p)
 #include <string_view>
 
+#include "lowcomm/core/execution_context.hpp"
 #include "lowcomm/optim/optimizer.hpp"
 
 namespace lowcomm {
@@ -20,7 +21,8 @@ struct SignumOptions {
 
 class Signum final : public Optimizer {
  public:
-  explicit Signum(SignumOptions options = {});
+  // State and updates on `execution`'s backend (kernels/optimizer_updates.hpp).
+  explicit Signum(SignumOptions options = {}, ExecutionContext execution = {});
   std::string_view name() const override { return "signum"; }
   void step(std::span<const std::span<float>> params,
             std::span<const std::span<const float>> grads, double lr) override;
@@ -30,6 +32,7 @@ class Signum final : public Optimizer {
 
  private:
   SignumOptions options_;
+  kernels::Backend backend_;
   std::int64_t steps_ = 0;
   Sizes sizes_;  // of the first step
   Buffers momentum_;

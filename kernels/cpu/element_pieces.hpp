@@ -1,11 +1,12 @@
 #pragma once
-// The optimizers' updates are element-wise: each runs over a tensor in pieces on the rank's
-// OpenMP threads, and the bits do not depend on how the pieces fall. Pieces start on multiples of
-// 16 elements (whole cache lines); a tensor below kParallelElements is one piece.
+// The optimizers' updates (optimizer_updates.cpp) are element-wise: the Cpu backend runs each over
+// a tensor in pieces on the rank's OpenMP threads, and the bits do not depend on how the pieces
+// fall. Pieces start on multiples of 16 elements (whole cache lines); a tensor below
+// kParallelElements is one piece.
 #include <algorithm>
 #include <cstddef>
 
-namespace lowcomm::optim_detail {
+namespace lowcomm::kernels::cpu_detail {
 
 inline constexpr std::size_t kParallelElements = std::size_t{1} << 15;
 
@@ -21,4 +22,4 @@ void for_each_piece(std::size_t n, const Body& body) {
   }
 }
 
-}  // namespace lowcomm::optim_detail
+}  // namespace lowcomm::kernels::cpu_detail
