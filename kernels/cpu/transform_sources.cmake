@@ -1,8 +1,7 @@
-# Blocking, block DCT, top-k, scatter and sign: the transforms of DeMo and top-k sparsification.
+# Blocking, block DCT, top-k and scatter: the transforms of DeMo and top-k sparsification.
 target_sources(lowcomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/blocks.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dct.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dct_topk.cpp
   ${CMAKE_CURRENT_LIST_DIR}/topk.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/scatter.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/sign.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/scatter.cpp)

@@ -1,5 +1,6 @@
 #pragma once
-// The CUDA versions of the compressors' kernels (Backend::Cuda), built when CUDA is enabled
+// The CUDA versions of the compressors' kernels, the elementwise maps and the optimizers' updates
+// (Backend::Cuda), built when CUDA is enabled
 // (LOWCOMM_ENABLE_CUDA, preset `cuda`); their interface is the one kernels/kokkos has too
 // (../accelerator_kernels.inc). They mirror the Kokkos kernels' algorithms: data-dependent checks
 // as min reductions returning the first offending position, scatters in the Reference's order
@@ -9,7 +10,8 @@
 // memory is used in place; a host span is copied to the device for the call and, for an output,
 // back before the call returns (cuda_runtime.hpp). (The public kernels' dispatch in kernels/cpu
 // still reads some of its inputs on the host for its checks, so through lowcomm::kernels only
-// top-k, the fp16/bf16 conversions and sign packing take device spans today.) Every call waits
+// top-k, the fp16/bf16 conversions, sign packing, the elementwise maps and the optimizers' updates
+// take plain device spans today; managed memory works everywhere.) Every call waits
 // for its kernels before returning. One device per process: local rank modulo visible devices
 // (lowcomm/core/local_rank.hpp), chosen on first use.
 // No header of this one includes CUDA's: only kernels/cuda/*.cu do.
@@ -40,9 +42,5 @@ std::string description();
 // free_managed never throws.
 void* allocate_managed(std::size_t bytes);
 void free_managed(void* memory) noexcept;
-
-// elementwise.hpp's fill and sign (sign bitwise the Reference's: +1, −1, or +0 for zeros and NaN).
-void fill(std::span<float> out, float value);
-void sign(std::span<const float> in, std::span<float> out);
 
 }  // namespace lowcomm::kernels::cuda_backend

@@ -2,16 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/elementwise.hpp"
 
 namespace lowcomm {
-
-namespace {
-
-// Elements below which one thread does a loop: starting the team costs more.
-constexpr std::size_t kParallelElements = std::size_t{1} << 15;
-
-}  // namespace
 
 ErrorFeedback::ErrorFeedback(std::unique_ptr<Compressor> inner, float decay)
     : inner_(std::move(inner)), decay_(decay) {
@@ -22,28 +19,27 @@ ErrorFeedback::ErrorFeedback(std::unique_ptr<Compressor> inner, float decay)
 }
 
 Message ErrorFeedback::encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) {
-  std::vector<float>& residual = residuals_[unit.unit_id];
-  if (residual.empty()) residual.assign(gradient.size(), 0.0f);
+  const kernels::Backend backend = unit.execution.backend;
+  kernels::FloatBuffer& residual = residuals_[unit.unit_id];
+  if (residual.empty()) {
+    const auto restored = restored_.find(unit.unit_id);
+    if (restored == restored_.end()) {
+      residual = kernels::FloatBuffer(backend, gradient.size());
+    } else {
+      residual = kernels::FloatBuffer(backend, restored->second.size());
+      std::ranges::copy(restored->second, residual.begin());
+      restored_.erase(restored);
+    }
+  }
   if (residual.size() != gradient.size()) {
     throw Error(fmt::format("error feedback: unit '{}' changed size from {} to {} elements",
                             unit.name, residual.size(), gradient.size()));
   }
   Corrected& corrected = scratch.get_or_create<Corrected>();
-  corrected.values.resize(gradient.size());
-  // Element-wise, so the rank's threads split it with no effect on the bits.
-  const std::size_t n = gradient.size();
-  const float* g = gradient.data();
-  const float* r = residual.data();
-  float* c = corrected.values.data();
-  if (decay_ == 1.0f) {
-#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
-    for (std::size_t i = 0; i < n; ++i) c[i] = g[i] + r[i];
-  } else {
-    // (β·residual) rounded first, then the sum: DeMo's δ.mul_(β); δ.add_(η·g).
-    const float decay = decay_;
-#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
-    for (std::size_t i = 0; i < n; ++i) c[i] = decay * r[i] + g[i];
-  }
+  if (corrected.values.size() != gradient.size()) corrected.values = kernels::FloatBuffer(backend, gradient.size());
+  // (β·residual) rounded first, then the sum: DeMo's δ.mul_(β); δ.add_(η·g). With β = 1 the
+  // product is the residual itself, so this is plain error feedback's gradient + residual.
+  kernels::scale_add(backend, decay_, residual, gradient, corrected.values);
   return inner_->encode(unit, corrected.values, corrected.inner);
 }
 
@@ -52,37 +48,30 @@ std::optional<Message> ErrorFeedback::decode(const UnitContext& unit, int round,
   Corrected& corrected = scratch.get<Corrected>();
   std::optional<Message> next = inner_->decode(unit, round, received, corrected.inner, aggregate);
   if (next) return next;
-  std::vector<float>& residual = residuals_.at(unit.unit_id);
+  kernels::FloatBuffer& residual = residuals_.at(unit.unit_id);
+  const kernels::Backend backend = unit.execution.backend;
   if (!unit.present) {  // this step's exchange carried nothing of this rank: keep all of it
-    residual.swap(corrected.values);
+    std::swap(residual, corrected.values);
     return std::nullopt;
   }
   if (inner_->transmitted_is_aggregate(unit)) {
     // residual ← corrected − aggregate, the reconstruction decode has just written.
-    const std::size_t n = residual.size();
-    const float* c = corrected.values.data();
-    const float* a = aggregate.data();
-    float* r = residual.data();
-#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
-    for (std::size_t i = 0; i < n; ++i) r[i] = c[i] - a[i];
+    kernels::subtract(backend, corrected.values, aggregate, residual);
   } else if (inner_->transmitted_entries(unit, corrected.values, corrected.inner, corrected.transmitted)) {
     // residual ← corrected − transmitted where transmitted is not +0, and corrected elsewhere
     // (x − (+0) is x, bit for bit): the buffers swap, so the residual's old storage becomes next
     // step's `corrected`, and only the entries are written.
-    residual.swap(corrected.values);
+    std::swap(residual, corrected.values);
     const SparseEntries& sent = corrected.transmitted;
+    float* r = residual.data();
     for (std::size_t p = 0; p < sent.indices.size(); ++p) {
-      float& r = residual[static_cast<std::size_t>(sent.indices[p])];
-      r = r - sent.values[p];
+      float& entry = r[static_cast<std::size_t>(sent.indices[p])];
+      entry = entry - sent.values[p];
     }
   } else {
     // residual ← corrected − transmitted, computed in the residual's own storage.
     inner_->transmitted(unit, corrected.values, corrected.inner, residual);
-    const std::size_t n = residual.size();
-    const float* c = corrected.values.data();
-    float* r = residual.data();
-#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
-    for (std::size_t i = 0; i < n; ++i) r[i] = c[i] - r[i];
+    kernels::subtract(backend, corrected.values, residual, residual);
   }
   return std::nullopt;
 }
@@ -97,17 +86,20 @@ std::optional<std::uint64_t> ErrorFeedback::wire_bytes(const UnitContext& unit, 
 }
 
 std::span<const float> ErrorFeedback::residual(std::uint32_t unit_id) const {
-  const auto it = residuals_.find(unit_id);
-  return it == residuals_.end() ? std::span<const float>() : std::span<const float>(it->second);
+  if (const auto it = residuals_.find(unit_id); it != residuals_.end()) return it->second.span();
+  if (const auto it = restored_.find(unit_id); it != restored_.end()) return it->second;
+  return {};
 }
 
 void ErrorFeedback::save_state(StateDict& state, std::string_view prefix) const {
-  for (const auto& [id, residual] : residuals_) state.put(fmt::format("{}residual/{}", prefix, id), residual);
+  for (const auto& [id, residual] : residuals_) state.put(fmt::format("{}residual/{}", prefix, id), residual.span());
+  for (const auto& [id, residual] : restored_) state.put(fmt::format("{}residual/{}", prefix, id), residual);
   inner_->save_state(state, fmt::format("{}inner/", prefix));
 }
 
 void ErrorFeedback::load_state(const StateDict& state, std::string_view prefix) {
   residuals_.clear();
+  restored_.clear();
   const std::string residual_prefix = fmt::format("{}residual/", prefix);
   for (const std::string& key : state.keys()) {
     if (!key.starts_with(residual_prefix)) continue;
@@ -118,7 +110,7 @@ void ErrorFeedback::load_state(const StateDict& state, std::string_view prefix) 
     } catch (const std::exception&) {
       throw Error(fmt::format("error feedback state: '{}' does not name a unit id", key));
     }
-    residuals_[id] = state.floats(key);
+    restored_[id] = state.floats(key);
   }
   inner_->load_state(state, fmt::format("{}inner/", prefix));
 }

@@ -68,7 +68,7 @@ class DataParallel final : public Strategy {
   explicit DataParallel(const StrategySetup& setup)
       : sync_(make_compressed_sync(setup)),
         optimizer_(make_optimizer(setup.config, setup.execution)),
-        aggregate_(setup.tensors) {
+        aggregate_(setup.tensors, setup.execution.backend) {
     if (!setup.config.get_bool("strategy.data_parallel.overlap")) return;
     for (PlannedSync& planned : data_parallel_syncs(setup.config, setup.tensors)) {
       std::vector<std::size_t> members(planned.count);

@@ -110,7 +110,10 @@ std::vector<PlannedSync> demo_syncs(const Config& config, std::span<const Tensor
 class Demo final : public Strategy {
  public:
   Demo(const StrategySetup& setup, DemoOptions options)
-      : options_(options), scaled_(setup.tensors), aggregate_(setup.tensors) {
+      : options_(options),
+        backend_(setup.execution.backend),
+        scaled_(setup.tensors, backend_),
+        aggregate_(setup.tensors, backend_) {
     sync_ = make_compressed_sync(setup, std::move(demo_syncs(setup.config, setup.tensors).front()));
     if (setup.config.get_string("strategy.demo.transport") == "dct_topk") {
       warn_about_small_blocks(setup, setup.config.get_int("compressor.dct_topk.chunk"));
@@ -171,34 +174,25 @@ class Demo final : public Strategy {
   }
 
  private:
+  // On the strategy's backend, where the parameters and the momentum live.
   void decay_weights(std::span<const std::span<float>> params, double lr) const {
     if (options_.weight_decay == 0.0) return;
     const auto factor = static_cast<float>(1.0 - lr * options_.weight_decay);
-    for (const std::span<float> x : params) {
-      for (float& v : x) v *= factor;
-    }
+    for (const std::span<float> x : params) kernels::scale(backend_, factor, x, x);
   }
 
   void scale_gradients(std::span<const std::span<const float>> grads, float eta) {
-    for (std::size_t t = 0; t < grads.size(); ++t) {
-      const std::span<const float> g = grads[t];
-      const std::span<float> s = scaled_.views()[t];
-      for (std::size_t i = 0; i < g.size(); ++i) s[i] = eta * g[i];
-    }
+    for (std::size_t t = 0; t < grads.size(); ++t) kernels::scale(backend_, eta, grads[t], scaled_.views()[t]);
   }
 
-  static void apply_sign(std::span<const std::span<float>> params, const TensorBuffers& aggregate, float eta) {
+  void apply_sign(std::span<const std::span<float>> params, const TensorBuffers& aggregate, float eta) const {
     for (std::size_t t = 0; t < params.size(); ++t) {
-      const std::span<float> x = params[t];
-      const std::span<const float> g = aggregate.const_views()[t];
-      for (std::size_t i = 0; i < x.size(); ++i) {
-        const float sign = static_cast<float>((g[i] > 0.0f) - (g[i] < 0.0f));  // sign(0) = 0
-        x[i] -= eta * sign;
-      }
+      kernels::subtract_scaled_sign(backend_, eta, aggregate.const_views()[t], params[t]);  // sign(0) = 0
     }
   }
 
   DemoOptions options_;
+  kernels::Backend backend_;
   std::unique_ptr<CompressedAllReduce> sync_;
   TensorBuffers scaled_;  // η·g of this step; with stale, read by its exchange until the next step
   // G of this step; with stale, G of the previous step once its exchange has finished. Mutable:

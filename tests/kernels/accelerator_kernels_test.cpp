@@ -19,6 +19,7 @@
 #include "kernel_test_support.hpp"
 #include "lowcomm/kernels/dct.hpp"
 #include "lowcomm/kernels/dct_topk.hpp"
+#include "lowcomm/kernels/elementwise.hpp"
 #include "lowcomm/kernels/float16.hpp"
 #include "lowcomm/kernels/linalg.hpp"
 #include "lowcomm/kernels/optimizer_updates.hpp"
@@ -288,6 +289,33 @@ TEST_F(AcceleratorKernels, GemmAndGramSchmidtAreTheReferencesWithinRounding) {
     orthonormalize_columns(kRef, r, rows, cols, 1e-8f);
     orthonormalize_columns(kAccelerator, kk, rows, cols, 1e-8f);
     expect_close(kk, r, 1e-5);
+  }
+}
+
+TEST_F(AcceleratorKernels, ElementwiseMapsAreTheReferencesBitForBit) {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{17}, std::size_t{100003}}) {
+    const std::vector<float> a = awkward_values(n, n, true), b = awkward_values(n, n + 1, false);
+    std::vector<float> r(n), acc(n, 7.0f);
+    sign(kRef, a, r);
+    sign(kAccelerator, a, acc);
+    expect_bitwise_equal(acc, r);
+    fill(kAccelerator, acc, -0.0f);
+    expect_bitwise_equal(acc, std::vector<float>(n, -0.0f));
+    scale(kRef, 0.999f, a, r);
+    scale(kAccelerator, 0.999f, a, acc);
+    expect_bitwise_equal(acc, r);
+    scale_add(kRef, 0.999f, a, b, r);
+    acc = b;
+    scale_add(kAccelerator, 0.999f, a, acc, acc);  // in place
+    expect_bitwise_equal(acc, r);
+    subtract(kRef, a, b, r);
+    subtract(kAccelerator, a, b, acc);
+    expect_bitwise_equal(acc, r);
+    r = b;
+    acc = b;
+    subtract_scaled_sign(kRef, 0.01f, a, r);
+    subtract_scaled_sign(kAccelerator, 0.01f, a, acc);
+    expect_bitwise_equal(acc, r);
   }
 }
 

@@ -46,7 +46,9 @@ TEST(Fill, WritesEveryElementOnEveryThreadCount) {
   std::vector<float> none;
   fill(Backend::Cpu, none, 1.0f);  // empty: nothing to do, no error
   std::vector<float> v(3);
-  EXPECT_THAT([&] { fill(Backend::Kokkos, v, 1.0f); }, ::testing::ThrowsMessage<Error>(::testing::HasSubstr("fill")));
+  if (!unavailable_reason(Backend::Kokkos).empty()) {  // a build without Kokkos
+    EXPECT_THAT([&] { fill(Backend::Kokkos, v, 1.0f); }, ::testing::ThrowsMessage<Error>(::testing::HasSubstr("fill")));
+  }
 }
 
 }  // namespace

@@ -9,6 +9,6 @@ lowcomm_add_unit_test(kernels_transform_test
     ${CMAKE_CURRENT_LIST_DIR}/dct_topk_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/topk_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/scatter_test.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/sign_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/elementwise_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/memory_test.cpp
   LIBRARIES OpenMP::OpenMP_CXX)

@@ -8,11 +8,16 @@
 // With a decay β < 1 the residual fades: corrected ← gradient + β·residual. Fed η-scaled gradients
 // that is exactly DeMo's momentum (REFERENCE.md §1: δ ← β·δ + η·g, then δ ← δ − transmitted), so
 // the DeMo strategy keeps its momentum here, for every transport and granularity.
+//
+// The residuals live in the memory of the unit's backend (UnitContext::execution; on the GPU for
+// Cuda, kernels/memory.hpp) and the sums run there (kernels/elementwise.hpp), except the sparse
+// correction of a compressor that reports its transmitted entries, which the host applies.
 #include <map>
 #include <memory>
 #include <vector>
 
 #include "lowcomm/compress/compressor.hpp"
+#include "lowcomm/kernels/memory.hpp"
 
 namespace lowcomm {
 
@@ -40,13 +45,16 @@ class ErrorFeedback final : public Compressor {
  private:
   // A unit's step: the corrected gradient the inner compressor encoded, and the inner's scratch.
   struct Corrected {
-    std::vector<float> values;  // gradient + (decayed) residual
+    kernels::FloatBuffer values;  // gradient + (decayed) residual
     UnitScratch inner;
     SparseEntries transmitted;  // the inner compressor's, when it has them
   };
   std::unique_ptr<Compressor> inner_;
   float decay_;
-  std::map<std::uint32_t, std::vector<float>> residuals_;  // carried to the next step: state
+  std::map<std::uint32_t, kernels::FloatBuffer> residuals_;  // carried to the next step: state
+  // What load_state read, moved into residuals_ (in the backend's memory, which only a unit's
+  // context names) by the unit's next encode.
+  std::map<std::uint32_t, std::vector<float>> restored_;
 };
 
 }  // namespace lowcomm
