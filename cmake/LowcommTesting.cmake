@@ -16,6 +16,7 @@ function(lowcomm_add_unit_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE lowcomm::lowcomm GTest::gtest GTest::gtest_main ${ARG_LIBRARIES})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # support/*.hpp
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES TIMEOUT ${LOWCOMM_TEST_TIMEOUT}
                                           ENVIRONMENT "${LOWCOMM_TEST_ENVIRONMENT}")
@@ -30,11 +31,35 @@ function(lowcomm_add_mpi_test name)
   endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE lowcomm::lowcomm lowcomm_mpi_gtest_main ${ARG_LIBRARIES})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # support/*.hpp
   foreach(ranks IN LISTS ARG_RANKS)
     add_test(NAME ${name}.np${ranks}
              COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${LOWCOMM_MPIEXEC_FLAGS}
                      ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
     set_tests_properties(${name}.np${ranks} PROPERTIES TIMEOUT ${LOWCOMM_TEST_TIMEOUT}
                          PROCESSORS ${ranks} ENVIRONMENT "${LOWCOMM_TEST_ENVIRONMENT}")
+  endforeach()
+endfunction()
+
+# What a test prints where it skipped for want of a GPU: the start of each of the CUDA backend's
+# unavailable reasons (kernels/cuda/runtime.cpp). CTest reports such a test as skipped, not passed;
+# matching GTest's "[  SKIPPED ]" instead would also hide a GPU run in which one case skipped for
+# its own reasons.
+set(LOWCOMM_NO_GPU_REGEX "no usable CUDA device for this process|CUDA device [0-9]+ of [0-9]+ cannot be used")
+
+# lowcomm_add_backend_test(<mpi test> BACKEND kokkos|cuda RANKS 1 2 LABELS ...): runs an MPI test
+# made by lowcomm_add_mpi_test once more with LOWCOMM_TEST_BACKEND=<backend>
+# (tests/support/test_backend.hpp), as <name>.<backend>.np<N>. One that skips for want of a GPU is
+# reported as skipped, not passed.
+function(lowcomm_add_backend_test name)
+  cmake_parse_arguments(ARG "" "BACKEND" "RANKS;LABELS" ${ARGN})
+  foreach(ranks IN LISTS ARG_RANKS)
+    set(test ${name}.${ARG_BACKEND}.np${ranks})
+    add_test(NAME ${test}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${LOWCOMM_MPIEXEC_FLAGS}
+                     ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
+    set_tests_properties(${test} PROPERTIES TIMEOUT ${LOWCOMM_TEST_TIMEOUT} PROCESSORS ${ranks}
+                         LABELS "${ARG_LABELS}" SKIP_REGULAR_EXPRESSION "${LOWCOMM_NO_GPU_REGEX}"
+                         ENVIRONMENT "${LOWCOMM_TEST_ENVIRONMENT};LOWCOMM_TEST_BACKEND=${ARG_BACKEND}")
   endforeach()
 endfunction()

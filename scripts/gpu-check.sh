@@ -31,7 +31,7 @@ bash scripts/install-deps.sh
 start=$SECONDS
 cmake --preset cuda -DCMAKE_CUDA_ARCHITECTURES="$architecture" >/dev/null
 cmake --build --preset cuda --parallel "$(nproc)" --target lowcomm_cli kernels_cuda_test compressors_mpi_test local_rank_test \
-    gpt_cuda_kernels_test gpt_model_test
+    strategy_mpi_test demo_fixture_test gpt_cuda_kernels_test gpt_model_test
 echo "# build: $((SECONDS - start)) s"
 echo "== tests labelled cuda or gpu =="
 status=0

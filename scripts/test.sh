@@ -4,7 +4,8 @@
 # tests at 1-4 ranks, the CLI tests and an outside project built against the installed package.
 # After the release tests, the LOWCOMM_BLAS=FindBLAS configuration (scripts/check-blas-findblas.sh)
 # the Kokkos configuration (preset kokkos: the Kokkos kernels against Reference, and every
-# compressor's MPI test and benchmark once more on them; only what those tests need is built), and
+# compressor's and strategy's MPI test and benchmark once more on them; only what those tests need
+# is built), and
 # the CUDA configuration where nvcc is installed (preset cuda: all CUDA code compiled and linked,
 # the host-side tests run, and the GPU tests, which skip where no GPU is; scripts/gpu-check.sh
 # runs them on a GPU). `bash scripts/test.sh release` (or `debug`, `kokkos`, `cuda`) runs one.
@@ -25,10 +26,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for preset in "${presets[@]}"; do
   echo "== build and test: $preset =="
   if [ "$preset" = kokkos ]; then
-    bash scripts/build.sh kokkos lowcomm_cli kernels_kokkos_test compressors_mpi_test
+    bash scripts/build.sh kokkos lowcomm_cli kernels_kokkos_test compressors_mpi_test strategy_mpi_test \
+      demo_fixture_test
   elif [ "$preset" = cuda ]; then
-    bash scripts/build.sh cuda lowcomm_cli kernels_cuda_test compressors_mpi_test local_rank_test \
-      gpt_cuda_kernels_test gpt_model_test
+    bash scripts/build.sh cuda lowcomm_cli kernels_cuda_test compressors_mpi_test strategy_mpi_test \
+      demo_fixture_test local_rank_test gpt_cuda_kernels_test gpt_model_test
   else
     bash scripts/build.sh "$preset"
   fi

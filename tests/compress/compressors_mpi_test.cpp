@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <random>
 #include <string>
 
@@ -14,6 +13,7 @@
 #include "lowcomm/compress/compressed_all_reduce.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/error.hpp"
+#include "support/test_backend.hpp"
 
 namespace lowcomm {
 namespace {
@@ -21,25 +21,10 @@ namespace {
 const std::vector<TensorInfo> kTensors = {
     {"embedding", {50, 12}}, {"prime", {7, 13}}, {"bias", {31}}, {"scalar", {}}, {"conv", {3, 4, 5}}};
 
-// The backend the compressors compute on: LOWCOMM_TEST_BACKEND (the Kokkos and CUDA builds run
-// this test once more with "kokkos" or "cuda"), else the default. The single-process twin uses the
-// same one, so the two differ only in the order MPI sums.
-ExecutionContext test_execution() {
-  const char* name = std::getenv("LOWCOMM_TEST_BACKEND");
-  return name ? ExecutionContext{.backend = backend_named(name)} : ExecutionContext{};
-}
-
-// Why LOWCOMM_TEST_BACKEND cannot compute in this process ("" when it can, or is unset): a CUDA
-// build on a machine without a GPU skips rather than fails. A name not in this build is left to
-// backend_named() to report.
-std::string test_backend_unavailable() {
-  const char* name = std::getenv("LOWCOMM_TEST_BACKEND");
-  if (name == nullptr) return "";
-  for (const kernels::Backend backend : available_backends()) {
-    if (kernels::to_string(backend) == name) return kernels::unavailable_reason(backend);
-  }
-  return "";
-}
+// The compressors compute on the test backend (tests/support/test_backend.hpp); the
+// single-process twin uses the same one, so the two differ only in the order MPI sums.
+using test::test_backend_unavailable;
+using test::test_execution;
 
 std::vector<float> gradient(int rank, std::uint64_t step, std::size_t tensor, std::int64_t n) {
   std::mt19937 random(static_cast<unsigned>(1000 * rank + 100 * step + tensor));

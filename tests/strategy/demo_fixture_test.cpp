@@ -13,9 +13,13 @@
 #include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/config/config.hpp"
 #include "lowcomm/strategy/registry.hpp"
+#include "support/test_backend.hpp"
 
 namespace lowcomm::test {
 namespace {
+
+// DeMo computes on the test backend (LOWCOMM_TEST_BACKEND); every test skips where it cannot run.
+const auto* const kSkipWithoutBackend = ::testing::AddGlobalTestEnvironment(new SkipWithoutTestBackend);
 
 const std::vector<TensorInfo> kTensors = {
     {"matrix", {16, 24}}, {"prime", {13, 8}}, {"vector", {30}}, {"wide", {4, 40}}};
@@ -98,7 +102,8 @@ void expect_reference_trajectory(Transport transport) {
   ASSERT_EQ(file.attr_int(fixture.group, "world_size"), fixture.w);
   Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
   const std::unique_ptr<Strategy> demo =
-      StrategyRegistry::global().create({.comm = comm, .tensors = kTensors, .config = fixture.config, .seed = 0});
+      StrategyRegistry::global().create({.comm = comm, .tensors = kTensors, .config = fixture.config, .seed = 0,
+                                         .execution = test_execution()});
 
   std::vector<std::vector<float>> params = fixture.init, expected_params, expected_momenta;
   for (const TensorInfo& t : kTensors) {
@@ -137,7 +142,8 @@ TEST(DemoFixture, StalePipelineMatchesTheReferenceAndResumesBitwise) {
   const FixtureFile file(LOWCOMM_DEMO_FIXTURES);
   const FixtureCase fixture(file, /*stale=*/true);
   Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
-  const StrategySetup setup{.comm = comm, .tensors = kTensors, .config = fixture.config, .seed = 0};
+  const StrategySetup setup{
+      .comm = comm, .tensors = kTensors, .config = fixture.config, .seed = 0, .execution = test_execution()};
   const std::unique_ptr<Strategy> demo = StrategyRegistry::global().create(setup);
   std::vector<std::vector<float>> params = fixture.init, expected;
   for (const TensorInfo& t : kTensors) expected.push_back(file.floats(fixture.group + "/stale_param/" + t.name));

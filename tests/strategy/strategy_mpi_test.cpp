@@ -18,9 +18,13 @@
 #include "lowcomm/kernels/blocks.hpp"
 #include "lowcomm/optim/registry.hpp"
 #include "quadratic_problem.hpp"
+#include "support/test_backend.hpp"
 
 namespace lowcomm::test {
 namespace {
+
+// The strategies compute on the test backend (LOWCOMM_TEST_BACKEND); all skip where it cannot run.
+const auto* const kSkipWithoutBackend = ::testing::AddGlobalTestEnvironment(new SkipWithoutTestBackend);
 
 int world_rank() {
   int rank = 0;
@@ -46,7 +50,8 @@ TrainedRun train(const Config& config, std::uint64_t first, std::uint64_t steps,
           const StateDict* restore = nullptr) {
   Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
   std::unique_ptr<Strategy> strategy =
-      StrategyRegistry::global().create({.comm = comm, .tensors = kModel, .config = config, .seed = 42});
+      StrategyRegistry::global().create({.comm = comm, .tensors = kModel, .config = config, .seed = 42,
+                                         .execution = test_execution()});
   if (restore) strategy->load_state(*restore, "strategy/");
   TrainedRun run;
   for (std::uint64_t s = first; s < first + steps; ++s) {
@@ -320,7 +325,8 @@ TEST(Diloco, RejectsInconsistentStreamingOptions) {
   const auto make = [&](std::vector<std::string> overrides) {
     overrides.push_back("strategy.name=diloco");
     const Config config = strategy_config(overrides);
-    return StrategyRegistry::global().create({.comm = comm, .tensors = kModel, .config = config});
+    return StrategyRegistry::global().create(
+        {.comm = comm, .tensors = kModel, .config = config, .execution = test_execution()});
   };
   EXPECT_THROW(make({"strategy.diloco.inner_steps=4", "strategy.diloco.overlap_steps=4"}), ConfigError);
   EXPECT_THROW(make({"strategy.diloco.inner_steps=2", "strategy.diloco.fragments=3"}), ConfigError);
@@ -424,7 +430,8 @@ TEST(DataParallel, OverlappedBucketsGiveTheBlockingResult) {
 
   Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
   const std::unique_ptr<Strategy> overlapped = StrategyRegistry::global().create(
-      {.comm = comm, .tensors = kModel, .config = strategy_config(overlap_keys), .seed = 42});
+      {.comm = comm, .tensors = kModel, .config = strategy_config(overlap_keys), .seed = 42,
+       .execution = test_execution()});
   std::vector<float> params = initial_params();
   std::uint64_t sent = 0;
   for (std::uint64_t s = 0; s < 3; ++s) {
@@ -450,7 +457,8 @@ TEST(DataParallel, OverlappedBucketsGiveTheBlockingResult) {
   // Refused where a cancelled step would leave state behind, or clipping needs every gradient.
   std::vector<std::string> topk = overlap_keys;
   topk.emplace_back("compressor.name=topk");
-  EXPECT_THROW(StrategyRegistry::global().create({.comm = comm, .tensors = kModel, .config = strategy_config(topk)}),
+  EXPECT_THROW(StrategyRegistry::global().create(
+                   {.comm = comm, .tensors = kModel, .config = strategy_config(topk), .execution = test_execution()}),
                ConfigError);
 }
 
@@ -458,7 +466,8 @@ TEST(Demo, NamesTheConflictingCompressorKey) {
   Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
   const Config config = strategy_config({"strategy.name=demo", "compressor.name=topk"});
   try {
-    StrategyRegistry::global().create({.comm = comm, .tensors = kModel, .config = config});
+    StrategyRegistry::global().create(
+        {.comm = comm, .tensors = kModel, .config = config, .execution = test_execution()});
     FAIL() << "expected a ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("strategy.demo.transport"), std::string::npos) << e.what();
