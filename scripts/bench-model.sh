@@ -31,7 +31,7 @@ for spec in "gpt2-124m 4 64" "small 4 64"; do
   echo "$torch"
   # Fields of lowcomm's data row: preset B T threads tokens/s step best fwd+bwd adamw GFLOP/s of_sgemm.
   row=$(echo "$ours" | awk -v p="$preset" '$1 == p')
-  sgemm=$(echo "$ours" | sed -n 's/^# sgemm \([0-9.]*\) GFLOP.*/\1/p')
+  sgemm=$(echo "$ours" | sed -n 's/^# gemm \([0-9.]*\) GFLOP.*/\1/p')
   flops=$(echo "$ours" | sed -n 's/.*= \([0-9.e+]*\)$/\1/p')
   ours_tps=$(echo "$row" | awk '{print $5}')
   torch_tps=$(echo "$torch" | sed -n 's/.*tokens_per_s=\([0-9.]*\).*/\1/p')

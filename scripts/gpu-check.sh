@@ -2,17 +2,17 @@
 # The device check, for a machine with an NVIDIA GPU: configures the CUDA build (preset cuda, for
 # this GPU's architecture only, to keep the build short), builds what the GPU tests need, runs
 # every test labelled cuda or gpu (the CUDA kernels against the Reference, device-memory spans,
-# every compressor's MPI test on the CUDA kernels at 1 and 2 ranks, the model's kernels and the
-# model against its PyTorch fixture, `lowcomm info`, the end-to-end benchmark), then `lowcomm
-# bench compressors` and `lowcomm bench model` (gpt2-124m) on the CUDA and the Cpu backends. Sized
-# for well under 8 minutes on one H200 with 16 cores. Writes its log to $OUT (or ./gpu-check) as
-# gpu-check.log.
+# every compressor's and strategy's MPI test and DeMo's PyTorch fixture on the CUDA backend at 1
+# and 2 ranks, the model's kernels and the model against its PyTorch fixture in fp32 and bf16,
+# `lowcomm info`, the end-to-end benchmark), then `lowcomm bench compressors` and `lowcomm bench
+# model` (gpt2-124m, fp32 and bf16) on the CUDA and the Cpu backends. Sized for well under 8
+# minutes on one H200 with 16 cores (each benchmark is cut off after 2 minutes). Writes its log to
+# $OUT (or ./gpu-check) as gpu-check.log.
 #
 # What it cannot measure yet: speed without host staging or page migration. The compressors'
-# buffers are host memory, so their kernel calls copy inputs to the GPU and outputs back; the
-# model's are managed memory, whose pages AdamW (on the host) pulls back every step. The GB/s and
-# tokens/s below include those costs (correctness first; device-resident state and AdamW on the
-# GPU are issue 12's next step).
+# payloads are host memory, so their kernels' outputs are copied back for MPI; the model's
+# buffers, AdamW's state and the strategies' are managed memory, which the collectives read on the
+# host. The GB/s and tokens/s below include those costs.
 #
 # Usage: scripts/gpu-check.sh   (no arguments; CUDA_ARCHITECTURES=90 to override the detected one)
 set -euo pipefail
@@ -42,8 +42,13 @@ echo "== bench compressors, CUDA backend, 1 rank =="
 build/cuda/apps/lowcomm/lowcomm bench compressors --set compute.backend=cuda --set bench.iterations=3 || status=$?
 echo "== bench compressors, Cpu backend, 1 rank (the same run's baseline) =="
 build/cuda/apps/lowcomm/lowcomm bench compressors --set bench.iterations=3 || status=$?
-echo "== bench model, gpt2-124m, CUDA backend (managed memory, AdamW on the host) and Cpu backend =="
-build/cuda/apps/lowcomm/lowcomm bench model --backend cuda --steps 3 --warmup 1 || status=$?
-build/cuda/apps/lowcomm/lowcomm bench model --backend cpu --steps 3 --warmup 1 || status=$?
+bench_model() { timeout 120 build/cuda/apps/lowcomm/lowcomm bench model "$@" || status=$?; }
+echo "== bench model, gpt2-124m: CUDA backend (managed memory, AdamW on the GPU), fp32 and bf16 =="
+bench_model --backend cuda --precision fp32 --steps 3 --warmup 1
+bench_model --backend cuda --precision bf16 --steps 3 --warmup 1
+bench_model --backend cuda --precision fp32 --batch 8 --seq 1024 --steps 3 --warmup 1
+bench_model --backend cuda --precision bf16 --batch 8 --seq 1024 --steps 3 --warmup 1
+echo "== bench model, gpt2-124m, Cpu backend (the same run's baseline) =="
+bench_model --backend cpu --steps 3 --warmup 1
 echo "# gpu-check: exit status $status"
 exit "$status"

@@ -22,7 +22,7 @@ namespace lowcomm::gpt {
 using namespace lowcomm::kernels;
 
 GptModel::GptModel(GptConfig config, std::uint64_t seed, ExecutionContext execution)
-    : config_(config), backend_(execution.backend), layout_(config) {
+    : config_(config), backend_(execution.backend), precision_(execution.precision), layout_(config) {
   if (!has_model_kernels(backend_)) {
     // A backend this build offers has the compressors' kernels: say where it does run.
     const bool offered = std::ranges::find(available_backends(), backend_) != available_backends().end();
@@ -85,18 +85,18 @@ void GptModel::forward(std::span<const std::int32_t> tokens, Activations& a) {
     layernorm_forward(backend_, x.ln_1, x.ln_1_mean, x.ln_1_rstd, residual,
                       w(BlockTensor::ln_1_weight), w(BlockTensor::ln_1_bias), N, C);
     linear_forward(backend_, x.qkv, x.ln_1, w(BlockTensor::c_attn_weight),
-                   w(BlockTensor::c_attn_bias), N, C, 3 * C);
+                   w(BlockTensor::c_attn_bias), N, C, 3 * C, precision_);
     attention_forward(backend_, x.atty, x.att, x.qkv, B, T, C, H);
     linear_forward(backend_, a.branch, x.atty, w(BlockTensor::attn_c_proj_weight),
-                   w(BlockTensor::attn_c_proj_bias), N, C, C);
+                   w(BlockTensor::attn_c_proj_bias), N, C, C, precision_);
     residual_add(backend_, x.residual_2, residual, a.branch);
     layernorm_forward(backend_, x.ln_2, x.ln_2_mean, x.ln_2_rstd, x.residual_2,
                       w(BlockTensor::ln_2_weight), w(BlockTensor::ln_2_bias), N, C);
     linear_forward(backend_, x.fc, x.ln_2, w(BlockTensor::c_fc_weight), w(BlockTensor::c_fc_bias),
-                   N, C, 4 * C);
+                   N, C, 4 * C, precision_);
     gelu_forward(backend_, x.fc_gelu, x.fc);
     linear_forward(backend_, a.branch, x.fc_gelu, w(BlockTensor::mlp_c_proj_weight),
-                   w(BlockTensor::mlp_c_proj_bias), N, 4 * C, C);
+                   w(BlockTensor::mlp_c_proj_bias), N, 4 * C, C, precision_);
     residual_add(backend_, x.residual_3, x.residual_2, a.branch);
     residual = x.residual_3;
     if (between_blocks_) between_blocks_();
@@ -104,7 +104,7 @@ void GptModel::forward(std::span<const std::int32_t> tokens, Activations& a) {
   layernorm_forward(backend_, a.ln_f, a.ln_f_mean, a.ln_f_rstd, residual, p[layout_.ln_f_weight()],
                     p[layout_.ln_f_bias()], N, C);
   // The LM head is wte itself: logits = ln_f · wteᵀ, no bias.
-  linear_forward(backend_, a.logits, a.ln_f, p[layout_.wte()], {}, N, C, V);
+  linear_forward(backend_, a.logits, a.ln_f, p[layout_.wte()], {}, N, C, V, precision_);
 }
 
 void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
@@ -113,7 +113,7 @@ void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
   const auto& p = parameter_spans_;
   const auto& g = gradient_spans_;
   // a.logits holds dlogits here (the fused loss wrote them in place).
-  linear_backward(backend_, a.d_narrow, g[layout_.wte()], {}, a.logits, a.ln_f, p[layout_.wte()], N, C, V);
+  linear_backward(backend_, a.d_narrow, g[layout_.wte()], {}, a.logits, a.ln_f, p[layout_.wte()], N, C, V, precision_);
   // The residual stream's gradient accumulates through every LayerNorm, so it starts at zero.
   fill(backend_, a.d_residual, 0.0f);
   const std::span<const float> last =
@@ -130,10 +130,10 @@ void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
     // MLP branch: d_residual is d(residual_3) and, unchanged, the gradient of the branch output.
     linear_backward(backend_, a.d_wide, dw(BlockTensor::mlp_c_proj_weight),
                     dw(BlockTensor::mlp_c_proj_bias), a.d_residual, x.fc_gelu,
-                    w(BlockTensor::mlp_c_proj_weight), N, 4 * C, C);
+                    w(BlockTensor::mlp_c_proj_weight), N, 4 * C, C, precision_);
     gelu_backward(backend_, a.d_wide, x.fc, a.d_wide);
     linear_backward(backend_, a.d_narrow, dw(BlockTensor::c_fc_weight), dw(BlockTensor::c_fc_bias),
-                    a.d_wide, x.ln_2, w(BlockTensor::c_fc_weight), N, C, 4 * C);
+                    a.d_wide, x.ln_2, w(BlockTensor::c_fc_weight), N, C, 4 * C, precision_);
     // Adding ln_2's input gradient turns d_residual into d(residual_2).
     layernorm_backward(backend_, a.d_residual, dw(BlockTensor::ln_2_weight), dw(BlockTensor::ln_2_bias),
                        a.d_narrow, x.residual_2, w(BlockTensor::ln_2_weight), x.ln_2_mean,
@@ -141,10 +141,10 @@ void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
     // Attention branch.
     linear_backward(backend_, a.d_narrow, dw(BlockTensor::attn_c_proj_weight),
                     dw(BlockTensor::attn_c_proj_bias), a.d_residual, x.atty,
-                    w(BlockTensor::attn_c_proj_weight), N, C, C);
+                    w(BlockTensor::attn_c_proj_weight), N, C, C, precision_);
     attention_backward(backend_, a.d_qkv, a.d_att, a.d_narrow, x.qkv, x.att, B, T, C, H);
     linear_backward(backend_, a.d_narrow, dw(BlockTensor::c_attn_weight), dw(BlockTensor::c_attn_bias),
-                    a.d_qkv, x.ln_1, w(BlockTensor::c_attn_weight), N, C, 3 * C);
+                    a.d_qkv, x.ln_1, w(BlockTensor::c_attn_weight), N, C, 3 * C, precision_);
     // And ln_1's turns it into the gradient of the block's input.
     layernorm_backward(backend_, a.d_residual, dw(BlockTensor::ln_1_weight), dw(BlockTensor::ln_1_bias),
                        a.d_narrow, residual, w(BlockTensor::ln_1_weight), x.ln_1_mean, x.ln_1_rstd,

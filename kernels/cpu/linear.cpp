@@ -4,14 +4,17 @@
 //   backward dinp  (N × IC)  = dout (N × OC) · weight
 //            dW    (OC × IC) += doutᵀ · inp
 // Cpu hands them to the kernels' one matrix product (blas.hpp: OpenBLAS, else Eigen). The bias
-// reduction is ours: rows in order, columns split between threads.
+// reduction is ours: rows in order, columns split between threads. In bf16 the host backends
+// multiply bf16-rounded copies of the operands (exact products, fp32 sums: precision.hpp).
 #include "lowcomm/kernels/linear.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "blas.hpp"
+#include "lowcomm/kernels/float16.hpp"
 #include "lowcomm/kernels/linalg.hpp"
 #include "transformer_checks.hpp"
 #if LOWCOMM_HAVE_CUDA
@@ -58,9 +61,9 @@ void forward_reference(float* out, const float* inp, const float* weight, const 
   }
 }
 
-void backward_reference(float* dinp, float* dweight, float* dbias, const float* dout,
-                        const float* inp, const float* weight, std::int64_t N, std::int64_t IC,
-                        std::int64_t OC) {
+// The two products of the backward pass; the dispatch adds the bias gradient.
+void backward_reference(float* dinp, float* dweight, const float* dout, const float* inp,
+                        const float* weight, std::int64_t N, std::int64_t IC, std::int64_t OC) {
   if (dinp != nullptr) {
     for (std::int64_t n = 0; n < N; ++n) {
       for (std::int64_t i = 0; i < IC; ++i) {
@@ -77,7 +80,16 @@ void backward_reference(float* dinp, float* dweight, float* dbias, const float* 
       dweight[o * IC + i] += sum;
     }
   }
-  if (dbias != nullptr) bias_grad_columns(dbias, dout, N, OC, 0, OC);
+}
+
+// dbias += Σ_rows dout, columns split between the threads.
+void bias_grad_cpu(float* dbias, const float* dout, std::int64_t N, std::int64_t OC) {
+#pragma omp parallel
+  {
+    const std::int64_t threads = omp_get_num_threads();
+    const std::int64_t id = omp_get_thread_num();
+    bias_grad_columns(dbias, dout, N, OC, OC * id / threads, OC * (id + 1) / threads);
+  }
 }
 
 void forward_cpu(float* out, const float* inp, const float* weight, const float* bias,
@@ -95,8 +107,8 @@ void forward_cpu(float* out, const float* inp, const float* weight, const float*
   sgemm(false, true, N, OC, IC, inp, weight, bias != nullptr ? 1.0f : 0.0f, out);
 }
 
-void backward_cpu(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                  const float* weight, std::int64_t N, std::int64_t IC, std::int64_t OC) {
+void backward_cpu(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
+                  std::int64_t N, std::int64_t IC, std::int64_t OC) {
   if (dinp != nullptr && N > 0 && IC > 0) {
     if (OC == 0) {
       std::fill(dinp, dinp + N * IC, 0.0f);
@@ -105,32 +117,51 @@ void backward_cpu(float* dinp, float* dweight, float* dbias, const float* dout, 
     }
   }
   if (OC > 0 && IC > 0 && N > 0) sgemm(true, false, OC, IC, N, dout, inp, 1.0f, dweight);
-  if (dbias != nullptr) {
-#pragma omp parallel
-    {
-      const std::int64_t threads = omp_get_num_threads();
-      const std::int64_t id = omp_get_thread_num();
-      bias_grad_columns(dbias, dout, N, OC, OC * id / threads, OC * (id + 1) / threads);
-    }
-  }
 }
+
+// The operands of a bf16 product on the host: copies rounded to bfloat16 (and held as the fp32
+// values they are), kept per thread between calls so that a training step allocates nothing after
+// its first.
+class RoundedOperands {
+ public:
+  // `values` rounded to bf16, in this thread's slot `slot` (0, 1 or 2: one per operand).
+  static const float* of(std::span<const float> values, int slot, bool parallel) {
+    std::vector<float>& copy = slots()[slot];
+    if (copy.size() < values.size()) copy.resize(values.size());
+    const auto n = static_cast<std::int64_t>(values.size());
+    const float* in = values.data();
+    float* out = copy.data();
+#pragma omp parallel for simd schedule(static) if (parallel && n > (std::int64_t{1} << 15))
+    for (std::int64_t i = 0; i < n; ++i) out[i] = bf16_to_float(float_to_bf16(in[i]));
+    return out;
+  }
+
+ private:
+  static std::vector<float>* slots() {
+    thread_local std::vector<float> copies[3];
+    return copies;
+  }
+};
 
 }  // namespace
 
 void linear_forward(Backend backend, std::span<float> out, std::span<const float> inp,
                     std::span<const float> weight, std::span<const float> bias, std::int64_t N,
-                    std::int64_t IC, std::int64_t OC) {
+                    std::int64_t IC, std::int64_t OC, Precision precision) {
   check("linear_forward", N, IC, OC, out.size(), inp.size(), weight.size(), bias.size(),
         "out (N × OC)");
   const float* b = bias.empty() ? nullptr : bias.data();
+  const bool bf16 = precision == Precision::Bf16;
+  const bool threaded = backend == Backend::Cpu;
+  const auto x = [&] { return bf16 ? RoundedOperands::of(inp, 0, threaded) : inp.data(); };
+  const auto w = [&] { return bf16 ? RoundedOperands::of(weight, 1, threaded) : weight.data(); };
   switch (backend) {
-    case Backend::Reference:
-      return forward_reference(out.data(), inp.data(), weight.data(), b, N, IC, OC);
-    case Backend::Cpu: return forward_cpu(out.data(), inp.data(), weight.data(), b, N, IC, OC);
+    case Backend::Reference: return forward_reference(out.data(), x(), w(), b, N, IC, OC);
+    case Backend::Cpu: return forward_cpu(out.data(), x(), w(), b, N, IC, OC);
     case Backend::Kokkos: break;
     case Backend::Cuda:
 #if LOWCOMM_HAVE_CUDA
-      return cuda_backend::linear_forward(out, inp, weight, bias, N, IC, OC);
+      return cuda_backend::linear_forward(out, inp, weight, bias, N, IC, OC, bf16);
 #endif
       break;
   }
@@ -140,28 +171,42 @@ void linear_forward(Backend backend, std::span<float> out, std::span<const float
 void linear_backward(Backend backend, std::span<float> dinp, std::span<float> dweight,
                      std::span<float> dbias, std::span<const float> dout,
                      std::span<const float> inp, std::span<const float> weight, std::int64_t N,
-                     std::int64_t IC, std::int64_t OC) {
+                     std::int64_t IC, std::int64_t OC, Precision precision) {
   constexpr std::string_view kernel = "linear_backward";
   check(kernel, N, IC, OC, dout.size(), inp.size(), weight.size(), dbias.size(), "dout (N × OC)");
   detail::check_size(kernel, "dweight (OC × IC)", dweight.size(), OC * IC);
   if (!dinp.empty()) detail::check_size(kernel, "dinp (N × IC, or empty)", dinp.size(), N * IC);
   float* di = dinp.empty() ? nullptr : dinp.data();
   float* db = dbias.empty() ? nullptr : dbias.data();
+  const bool bf16 = precision == Precision::Bf16;
+  const bool threaded = backend == Backend::Cpu;
+  // The bias gradient sums the fp32 dout; only the products take the rounded copies.
+  const auto products = [&](auto compute) {
+    if (!bf16) return compute(dout.data(), inp.data(), weight.data());
+    compute(RoundedOperands::of(dout, 0, threaded), RoundedOperands::of(inp, 1, threaded),
+            RoundedOperands::of(weight, 2, threaded));
+  };
   switch (backend) {
     case Backend::Reference:
-      return backward_reference(di, dweight.data(), db, dout.data(), inp.data(), weight.data(), N,
-                                IC, OC);
+      products([&](const float* dy, const float* x, const float* w) {
+        backward_reference(di, dweight.data(), dy, x, w, N, IC, OC);
+      });
+      if (db != nullptr) bias_grad_columns(db, dout.data(), N, OC, 0, OC);
+      return;
     case Backend::Cpu:
-      return backward_cpu(di, dweight.data(), db, dout.data(), inp.data(), weight.data(), N, IC, OC);
+      products([&](const float* dy, const float* x, const float* w) {
+        backward_cpu(di, dweight.data(), dy, x, w, N, IC, OC);
+      });
+      if (db != nullptr) bias_grad_cpu(db, dout.data(), N, OC);
+      return;
     case Backend::Kokkos: break;
     case Backend::Cuda:
 #if LOWCOMM_HAVE_CUDA
-      return cuda_backend::linear_backward(dinp, dweight, dbias, dout, inp, weight, N, IC, OC);
+      return cuda_backend::linear_backward(dinp, dweight, dbias, dout, inp, weight, N, IC, OC, bf16);
 #endif
       break;
   }
   unsupported(kernel, backend);
 }
-
 
 }  // namespace lowcomm::kernels

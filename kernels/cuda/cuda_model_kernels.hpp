@@ -43,10 +43,12 @@ void cross_entropy_forward(std::span<float> losses, std::span<const float> logit
 void cross_entropy_forward_backward(std::span<float> losses, std::span<float> dlogits, std::span<const float> logits,
                                     std::span<const std::int32_t> targets, std::int64_t N, std::int64_t V, float scale);
 
+// bf16: the products' operands rounded to bfloat16, multiplied on the tensor cores with fp32
+// accumulation (precision.hpp).
 void linear_forward(std::span<float> out, std::span<const float> inp, std::span<const float> weight,
-                    std::span<const float> bias, std::int64_t N, std::int64_t IC, std::int64_t OC);
+                    std::span<const float> bias, std::int64_t N, std::int64_t IC, std::int64_t OC, bool bf16);
 void linear_backward(std::span<float> dinp, std::span<float> dweight, std::span<float> dbias,
                      std::span<const float> dout, std::span<const float> inp, std::span<const float> weight,
-                     std::int64_t N, std::int64_t IC, std::int64_t OC);
+                     std::int64_t N, std::int64_t IC, std::int64_t OC, bool bf16);
 
 }  // namespace lowcomm::kernels::cuda_backend

@@ -58,6 +58,17 @@ void row_major_gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int
   }
 }
 
+void row_major_gemm_bf16(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                         float alpha, const std::uint16_t* a, const std::uint16_t* b, float beta, float* c) {
+  const cublasOperation_t op_a = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const std::int64_t row_a = transpose_a ? m : k;
+  const std::int64_t row_b = transpose_b ? k : n;
+  check(cublasGemmEx_64(blas_handle(), op_b, op_a, n, m, k, &alpha, b, CUDA_R_16BF, row_b, a, CUDA_R_16BF, row_a,
+                        &beta, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmEx_64 (bf16)");
+}
+
 namespace {
 
 // C = alpha·0 + beta·C, the Reference's formula for an empty sum (alpha·0 when beta == 0, C

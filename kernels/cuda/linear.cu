@@ -9,12 +9,16 @@
 // summation bit for bit (--fmad=false) and needs no atomics. cuBLAS sums in an order of its own,
 // so the products match the Reference within float rounding, the same bits run to run.
 // Empty dimensions get the Reference's empty sums (zeros) instead of a product with k = 0.
+// In bf16 each product's operands are first rounded into bfloat16 copies (float16.hpp's
+// round-to-nearest-even, the host backends' rounding) and multiplied on the tensor cores with
+// fp32 accumulation; the bias and its gradient stay fp32.
 #include <cstdint>
 #include <span>
 
 #include "cuda_blas.cuh"
 #include "cuda_memory.cuh"
 #include "cuda_model_kernels.hpp"
+#include "lowcomm/kernels/float16.hpp"
 
 namespace lowcomm::kernels::cuda_backend {
 
@@ -35,10 +39,41 @@ __global__ void add_column_sums(const float* dout, std::int64_t rows, std::int64
   }
 }
 
+__global__ void round_to_bf16(const float* in, std::int64_t n, std::uint16_t* out) {
+  for (std::int64_t i = first_item(); i < n; i += item_stride()) out[i] = float_to_bf16(in[i]);
+}
+
+// A product's operand, as it is multiplied: the values themselves in fp32, a rounded copy in bf16.
+class Operand {
+ public:
+  Operand(std::span<const float> values, bool bf16) : values_(values) {
+    if (!bf16) return;
+    rounded_ = DeviceBuffer<std::uint16_t>(values.size());
+    const auto n = static_cast<std::int64_t>(values.size());
+    launch("round_to_bf16", round_to_bf16, n, values_.data(), n, rounded_.data());
+  }
+  const float* fp32() const { return values_.data(); }
+  const std::uint16_t* bf16() const { return rounded_.data(); }
+
+ private:
+  Input<float> values_;
+  DeviceBuffer<std::uint16_t> rounded_;
+};
+
+// C (m × n) = op(A) · op(B) + beta·C in the operands' precision.
+void product(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, const Operand& a,
+             const Operand& b, float beta, float* c, bool bf16) {
+  if (bf16) {
+    row_major_gemm_bf16(transpose_a, transpose_b, m, n, k, 1.0f, a.bf16(), b.bf16(), beta, c);
+  } else {
+    row_major_gemm(transpose_a, transpose_b, m, n, k, 1.0f, a.fp32(), 0, b.fp32(), 0, beta, c, 0, 1);
+  }
+}
+
 }  // namespace
 
 void linear_forward(std::span<float> out, std::span<const float> inp, std::span<const float> weight,
-                    std::span<const float> bias, std::int64_t N, std::int64_t IC, std::int64_t OC) {
+                    std::span<const float> bias, std::int64_t N, std::int64_t IC, std::int64_t OC, bool bf16) {
   if (out.empty()) return;  // N or OC is 0
   Output<float> result(out);
   if (!bias.empty()) {
@@ -48,41 +83,39 @@ void linear_forward(std::span<float> out, std::span<const float> inp, std::span<
     check(cudaMemsetAsync(result.data(), 0, out.size_bytes(), stream()), "cudaMemsetAsync (linear_forward)");
   }
   if (IC > 0) {
-    const Input<float> x(inp);
-    const Input<float> w(weight);
+    const Operand x(inp, bf16), w(weight, bf16);
     // out (N × OC) = inp (N × IC) · weightᵀ, weight stored OC × IC: m = N, n = OC, k = IC.
-    row_major_gemm(false, true, N, OC, IC, 1.0f, x.data(), 0, w.data(), 0, bias.empty() ? 0.0f : 1.0f,
-                   result.data(), 0, 1);
+    product(false, true, N, OC, IC, x, w, bias.empty() ? 0.0f : 1.0f, result.data(), bf16);
   }
   result.finish();
 }
 
 void linear_backward(std::span<float> dinp, std::span<float> dweight, std::span<float> dbias,
                      std::span<const float> dout, std::span<const float> inp, std::span<const float> weight,
-                     std::int64_t N, std::int64_t IC, std::int64_t OC) {
-  const Input<float> dy(dout);
+                     std::int64_t N, std::int64_t IC, std::int64_t OC, bool bf16) {
+  const Operand dy(dout, bf16);
   if (!dinp.empty()) {  // N and IC are positive
     Output<float> dx(dinp);
     if (OC == 0) {
       check(cudaMemsetAsync(dx.data(), 0, dinp.size_bytes(), stream()), "cudaMemsetAsync (linear_backward)");
     } else {
-      const Input<float> w(weight);
+      const Operand w(weight, bf16);
       // dinp (N × IC) = dout (N × OC) · weight (OC × IC): m = N, n = IC, k = OC.
-      row_major_gemm(false, false, N, IC, OC, 1.0f, dy.data(), 0, w.data(), 0, 0.0f, dx.data(), 0, 1);
+      product(false, false, N, IC, OC, dy, w, 0.0f, dx.data(), bf16);
     }
     dx.finish();
   }
   // With N = 0 the sum is empty and dweight keeps its values.
   if (!dweight.empty() && N > 0) {
-    const Input<float> x(inp);
+    const Operand x(inp, bf16);
     Output<float> dw(dweight, /*initialised=*/true);
     // dweight (OC × IC) += doutᵀ · inp, dout stored N × OC, inp N × IC: m = OC, n = IC, k = N.
-    row_major_gemm(true, false, OC, IC, N, 1.0f, dy.data(), 0, x.data(), 0, 1.0f, dw.data(), 0, 1);
+    product(true, false, OC, IC, N, dy, x, 1.0f, dw.data(), bf16);
     dw.finish();
   }
   if (!dbias.empty() && N > 0) {
     Output<float> db(dbias, /*initialised=*/true);
-    launch("linear_backward (bias)", add_column_sums, OC, dy.data(), N, OC, db.data());
+    launch("linear_backward (bias)", add_column_sums, OC, dy.fp32(), N, OC, db.data());
     db.finish();
   }
 }

@@ -104,7 +104,7 @@ TEST_F(CudaModelKernels, LayerNormForwardAndAccumulatingBackward) {
   }
 }
 
-TEST_F(CudaModelKernels, LinearWithAndWithoutBias) {
+TEST_F(CudaModelKernels, LinearWithAndWithoutBiasInFp32AndBf16) {
   for (const auto [N, IC, OC] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 1, 1}, {37, 24, 72}, {13, 65, 3}}) {
     for (const bool with_bias : {false, true}) {
       SCOPED_TRACE(testing::Message() << N << "x" << IC << "->" << OC << (with_bias ? " bias" : ""));
@@ -122,6 +122,17 @@ TEST_F(CudaModelKernels, LinearWithAndWithoutBias) {
       expect_close(dinp, dinp_ref, 1e-4, "linear dinp");
       expect_close(dw, dw_ref, 1e-4, "linear dweight");
       expect_close(db, db_ref, 1e-4, "linear dbias");
+
+      // bf16 products: the same rounded operands, multiplied on the tensor cores, fp32 sums.
+      const Precision bf16 = Precision::Bf16;
+      linear_forward(kRef, out_ref, inp, w, bias, N, IC, OC, bf16);
+      linear_forward(kCuda, out, inp, w, bias, N, IC, OC, bf16);
+      expect_close(out, out_ref, 1e-4, "bf16 linear out");
+      linear_backward(kRef, dinp_ref, dw_ref, bias_grad(db_ref), dout, inp, w, N, IC, OC, bf16);
+      linear_backward(kCuda, dinp, dw, bias_grad(db), dout, inp, w, N, IC, OC, bf16);
+      expect_close(dinp, dinp_ref, 1e-4, "bf16 linear dinp");
+      expect_close(dw, dw_ref, 1e-4, "bf16 linear dweight");
+      expect_close(db, db_ref, 1e-4, "bf16 linear dbias");
     }
   }
 }

@@ -1,6 +1,6 @@
 // The GPT model: against tests/fixtures/gpt.h5 (PyTorch, make_gpt_fixture.py) — logits, loss,
-// every parameter's gradient and five AdamW steps — with both backends; bitwise repeatability;
-// the parameter layout, presets, initialisation and input errors.
+// every parameter's gradient (in fp32 and with bf16 products) and five AdamW steps — with every
+// backend; bitwise repeatability; the parameter layout, presets, initialisation and input errors.
 //
 // Tolerances: the fixture's parameters are loaded exactly, and both sides compute in fp32 with
 // different summation orders (OpenBLAS/MKL-style blocking in torch's GEMMs, ours), so logits and
@@ -100,6 +100,34 @@ TEST_P(GptFixture, LogitsLossAndEveryGradientMatchPyTorch) {
   for (std::size_t i = static_cast<std::size_t>(f.T * f.config.width); i < dwpe.size(); ++i) {
     ASSERT_EQ(dwpe[i], 0.0f);
   }
+}
+
+// train.precision = bf16 against the fixture's bf16 group, PyTorch with the same bf16-rounded
+// operands (make_gpt_fixture.py's Bf16Product). Both sides round operands that they computed with
+// different fp32 summation orders, so an operand may round the other way (a step of 2^-8 of it);
+// none did here (observed below 1e-6), and the tolerance is fp32's, 1e-4 of each tensor's largest
+// value. bf16 moves the results from fp32's by 2e-3 to 9e-3 of that, which the last check
+// requires, so that a model computing in fp32 fails this test.
+TEST_P(GptFixture, Bf16ProductsMatchPyTorchWithBf16Operands) {
+  const Fixture f;
+  GptModel model(f.config, 1, {.backend = GetParam(), .precision = kernels::Precision::Bf16});
+  f.load(model);
+  const float loss = model.loss(f.tokens, f.targets, f.B, f.T);
+  const float expected_loss = f.file.floats("bf16/loss")[0];
+  EXPECT_NEAR(loss, expected_loss, 1e-4 * expected_loss);
+  expect_tensor_close(model.logits(), f.file.floats("bf16/logits"), 1e-4, "bf16 logits");
+  EXPECT_EQ(model.forward_backward(f.tokens, f.targets, f.B, f.T), loss);
+  for (std::size_t i = 0; i < model.tensors().size(); ++i) {
+    const std::string& name = model.tensors()[i].name;
+    expect_tensor_close(model.gradient_spans()[i], f.file.floats("bf16/grads/" + name), 1e-4, "bf16 grad " + name);
+  }
+  const std::vector<float> fp32 = f.file.floats("logits"), bf16 = f.file.floats("bf16/logits");
+  float gap = 0.0f, scale = 0.0f;
+  for (std::size_t i = 0; i < fp32.size(); ++i) {
+    gap = std::max(gap, std::fabs(fp32[i] - bf16[i]));
+    scale = std::max(scale, std::fabs(fp32[i]));
+  }
+  EXPECT_GT(gap, 2e-3 * scale) << "the fixture's bf16 logits are too close to fp32's for this test to tell them apart";
 }
 
 TEST_P(GptFixture, FiveAdamWStepsFollowPyTorch) {

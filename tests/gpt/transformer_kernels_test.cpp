@@ -22,6 +22,7 @@
 #include "lowcomm/kernels/attention.hpp"
 #include "lowcomm/kernels/cross_entropy.hpp"
 #include "lowcomm/kernels/embedding.hpp"
+#include "lowcomm/kernels/float16.hpp"
 #include "lowcomm/kernels/gelu.hpp"
 #include "lowcomm/kernels/layernorm.hpp"
 #include "lowcomm/kernels/linear.hpp"
@@ -215,6 +216,59 @@ TEST(Linear, CpuMatchesReferenceWithAndWithoutBias) {
       }
     }
   }
+}
+
+// Bf16 products (precision.hpp): the Reference's equal products of the bf16-rounded operands summed
+// in double (within fp32 summation rounding, far below bf16's 2^-8), differ from fp32's, and Cpu
+// matches the Reference at every thread count; the bias gradient is fp32's exactly.
+TEST(Linear, Bf16ProductsMultiplyRoundedOperandsWithFp32Sums) {
+  const std::int64_t N = 33, IC = 200, OC = 17;
+  const auto inp = random(N * IC, 50), w = random(OC * IC, 51), bias = random(OC, 52), dout = random(N * OC, 53);
+  const auto rounded = [](const Floats& v) {
+    Floats r(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) r[i] = kernels::bf16_to_float(kernels::float_to_bf16(v[i]));
+    return r;
+  };
+  const Floats x = rounded(inp), wr = rounded(w), dy = rounded(dout);
+  Floats expected_out(N * OC), expected_dinp(N * IC), expected_dw(OC * IC);
+  for (std::int64_t n = 0; n < N; ++n) {
+    for (std::int64_t o = 0; o < OC; ++o) {
+      double sum = bias[o];
+      for (std::int64_t i = 0; i < IC; ++i) sum += double{x[n * IC + i]} * wr[o * IC + i];
+      expected_out[n * OC + o] = static_cast<float>(sum);
+    }
+    for (std::int64_t i = 0; i < IC; ++i) {
+      double sum = 0;
+      for (std::int64_t o = 0; o < OC; ++o) sum += double{dy[n * OC + o]} * wr[o * IC + i];
+      expected_dinp[n * IC + i] = static_cast<float>(sum);
+    }
+  }
+  for (std::int64_t o = 0; o < OC; ++o) {
+    for (std::int64_t i = 0; i < IC; ++i) {
+      double sum = 0;
+      for (std::int64_t n = 0; n < N; ++n) sum += double{dy[n * OC + o]} * x[n * IC + i];
+      expected_dw[o * IC + i] = static_cast<float>(sum);
+    }
+  }
+  Floats fp32_out(N * OC);
+  linear_forward(Backend::Reference, fp32_out, inp, w, bias, N, IC, OC);
+  Floats fp32_db(OC, 0.0f), fp32_dw(OC * IC, 0.0f);
+  linear_backward(Backend::Reference, {}, fp32_dw, fp32_db, dout, inp, w, N, IC, OC);
+  for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
+    for (int threads : {1, 2}) {
+      Threads t(threads);
+      Floats out(N * OC), dinp(N * IC), dw(OC * IC, 0.0f), db(OC, 0.0f);
+      linear_forward(backend, out, inp, w, bias, N, IC, OC, Precision::Bf16);
+      linear_backward(backend, dinp, dw, db, dout, inp, w, N, IC, OC, Precision::Bf16);
+      expect_close(out, expected_out, 2e-6, "bf16 linear out");
+      expect_close(dinp, expected_dinp, 2e-6, "bf16 linear dinp");
+      expect_close(dw, expected_dw, 2e-6, "bf16 linear dweight");
+      EXPECT_EQ(db, fp32_db) << "the bias gradient sums the fp32 dout";
+    }
+  }
+  double gap = 0;
+  for (std::size_t i = 0; i < fp32_out.size(); ++i) gap = std::max(gap, double{std::fabs(fp32_out[i] - expected_out[i])});
+  EXPECT_GT(gap, 1e-3) << "bf16 products should differ from fp32 ones by about 2^-8 of the operands";
 }
 
 TEST(Linear, BackwardMatchesFiniteDifferences) {

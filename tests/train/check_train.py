@@ -444,6 +444,24 @@ def backends(strategy):
     print(f"{strategy}: reference and cpu backends agree on every loss {losses['cpu']}; cuda refused")
 
 
+def precision():
+    """train.precision = bf16 trains end to end: its losses follow fp32's closely but not bit for bit
+    (the products' operands are rounded), and the log's configuration records the choice."""
+    run = ["--force", "--set", "train.steps=4", "--set", "train.eval_every=0", *STRATEGY["demo"]]
+    losses = {}
+    for name in ("fp32", "bf16"):
+        out = os.path.join(WORK, f"precision-{name}")
+        train(out, *run, "--set", f"train.precision={name}")
+        with h5py.File(os.path.join(out, "log.h5"), "r") as f:
+            losses[name] = f["steps/loss"][:]
+            config = f.attrs["config"]
+            config = config.decode() if isinstance(config, bytes) else config
+            assert f'precision = "{name}"' in config, config
+    assert np.allclose(losses["bf16"], losses["fp32"], rtol=1e-2, atol=0), losses
+    assert not np.array_equal(losses["bf16"], losses["fp32"]), "bf16 products changed nothing"
+    print(f"bf16 losses {losses['bf16']} follow fp32's {losses['fp32']} within 1%")
+
+
 {"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline, "micro_batches": micro_batches, "disk_full": disk_full, "stragglers": stragglers, "dropout": dropout,
  "crash_commit": crash_commit, "go_back": go_back, "exclusive": exclusive,
- "checksums": checksums, "backends": lambda: backends(ARGS[0])}[MODE]()
+ "checksums": checksums, "backends": lambda: backends(ARGS[0]), "precision": precision}[MODE]()

@@ -31,7 +31,9 @@ namespace lowcomm::gpt {
 class GptModel {
  public:
   // Validates config and initialises the parameters from seed (gpt/init.hpp). The kernels run on
-  // execution.backend: Reference runs the plain loops (slow; for tests), Cpu the optimised ones.
+  // execution.backend: Reference runs the plain loops (slow; for tests), Cpu the optimised ones,
+  // Cuda the GPU's. execution.precision: the linear layers' and the LM head's products in fp32 or
+  // with bf16 operands (kernels/precision.hpp).
   explicit GptModel(GptConfig config, std::uint64_t seed = 0, ExecutionContext execution = {});
   GptModel(const GptModel&) = delete;  // the spans point into this object's buffers
   GptModel& operator=(const GptModel&) = delete;
@@ -98,6 +100,7 @@ class GptModel {
   std::function<void()> between_blocks_;
   std::function<void(std::span<const std::size_t>)> gradients_finished_;
   kernels::Backend backend_;
+  kernels::Precision precision_;  // of the linear layers' products (train.precision)
   ParameterLayout layout_;
   kernels::FloatBuffer parameters_, gradients_;  // in the backend's memory (managed on CUDA)
   std::vector<std::span<float>> parameter_spans_, gradient_spans_;

@@ -1,7 +1,8 @@
 // `lowcomm bench model`: training throughput of the transformer reference model (apps/gpt) on
 // this node: tokens/s of a full step (forward + backward + AdamW) for a preset at a given batch
-// B × T and OpenMP thread count, after warm-up steps, next to the sgemm rate of the same
-// kernel the model's projections use (linear_forward, Cpu backend), measured in the same run.
+// B × T, OpenMP thread count, backend and precision, after warm-up steps, next to the rate of the
+// kernel the model's projections use (linear_forward, on the same backend and in the same
+// precision), measured in the same run.
 //
 // Model FLOPs per token, as nanoGPT's estimate_mfu (PaLM, appendix B):
 //   6 · (N − T_max·C) + 12 · L · C · T
@@ -36,17 +37,19 @@ struct BenchModelArguments {
   int seq = 64;
   int threads = 0;  // 0: what OpenMP has (OMP_NUM_THREADS or the cores)
   std::string backend = std::string(kernels::to_string(ExecutionContext{}.backend));
+  std::string precision = "fp32";
   int steps = 5;
   int warmup = 2;
 };
 
-// GFLOP/s of the linear kernel (on Cpu: OpenBLAS sgemm where the build has it) on n × n × n, best of five.
+// GFLOP/s of the linear kernel (on Cpu: OpenBLAS sgemm where the build has it; on Cuda cuBLAS, on
+// the tensor cores in bf16) on n × n × n, best of five.
 double measure_linear_sgemm_gflops(const ExecutionContext& execution, std::int64_t n) {
   std::vector<float> a(static_cast<std::size_t>(n * n), 0.5f), w(a.size(), 0.25f), c(a.size());
   double best = std::numeric_limits<double>::infinity();
   for (int i = 0; i < 6; ++i) {
     const auto start = SteadyClock::now();
-    kernels::linear_forward(execution.backend, c, a, w, {}, n, n, n);
+    kernels::linear_forward(execution.backend, c, a, w, {}, n, n, n, execution.precision);
     if (i > 0) best = std::min(best, seconds_since(start));  // the first call warms up the pool
   }
   return 2.0 * static_cast<double>(n * n * n) / best / 1e9;
@@ -59,14 +62,15 @@ void run(const BenchModelArguments& args) {
     throw std::invalid_argument(fmt::format("--batch must be > 0 and --seq in 1..{} (the context length of {})",
                                             config.context_length, args.preset));
   }
-  const ExecutionContext execution{.backend = backend_named(args.backend)};
+  const ExecutionContext execution{.backend = backend_named(args.backend),
+                                   .precision = *kernels::precision_named(args.precision)};  // CLI checked it
   const double sgemm = measure_linear_sgemm_gflops(execution, 768);
   gpt::GptModel model(config, 1, execution);
   AdamWOptions options;
   options.beta1 = 0.9;
   options.beta2 = 0.95;
   options.weight_decay = 0.1;
-  AdamW optimizer(options);
+  AdamW optimizer(options, execution);
   const std::int64_t tokens_per_step = std::int64_t{args.batch} * args.seq;
   std::mt19937 random(1);
   std::uniform_int_distribution<std::int32_t> pick(0, static_cast<std::int32_t>(config.vocab_size - 1));
@@ -93,13 +97,15 @@ void run(const BenchModelArguments& args) {
                                  12.0 * static_cast<double>(config.layers * config.width * args.seq);
   const double tokens_per_s = static_cast<double>(tokens_per_step) / mean;
   const double model_gflops = tokens_per_s * flops_per_token / 1e9;
-  std::printf("# lowcomm bench model: %s (%.1f M parameters), B=%d T=%d, %d threads, %d steps after %d warm-up\n",
+  std::printf("# lowcomm bench model: %s (%.1f M parameters), B=%d T=%d, %d threads, %s products, %d steps after "
+              "%d warm-up\n",
               args.preset.c_str(), static_cast<double>(config.parameter_count()) / 1e6, args.batch, args.seq,
-              omp_get_max_threads(), args.steps, args.warmup);
+              omp_get_max_threads(), args.precision.c_str(), args.steps, args.warmup);
   std::printf("# matrix products: %.*s\n", static_cast<int>(kernels::cpu_matrix_products().size()),
               kernels::cpu_matrix_products().data());
-  std::printf("# sgemm %.1f GFLOP/s (768^3, linear_forward on %s); model FLOPs/token = 6(N - T_max*C) + 12*L*C*T = %.3g\n",
-              sgemm, args.backend.c_str(), flops_per_token);
+  std::printf("# gemm %.1f GFLOP/s (768^3, linear_forward on %s in %s); model FLOPs/token = 6(N - T_max*C) + "
+              "12*L*C*T = %.3g\n",
+              sgemm, args.backend.c_str(), args.precision.c_str(), flops_per_token);
   std::printf("%-10s %6s %6s %8s %12s %12s %10s %10s %10s %9s %8s\n", "preset", "B", "T", "threads", "tokens/s",
               "step(ms)", "best(ms)", "fwd+bwd", "adamw", "GFLOP/s", "of_sgemm");
   std::printf("%-10s %6d %6d %8d %12.1f %12.1f %10.1f %10.1f %10.1f %9.1f %7.1f%%\n", args.preset.c_str(),
@@ -125,8 +131,12 @@ void add_bench_model_command(CLI::App& bench) {
   }
   model->add_option("--backend", arguments.backend,
                     "kernels: cpu (optimised), reference (plain loops), or cuda in a CUDA build (the model's "
-                    "layers on the GPU, in managed memory; AdamW on the host)")
+                    "layers and AdamW on the GPU, in managed memory)")
       ->check(CLI::IsMember(backends))
+      ->capture_default_str();
+  model->add_option("--precision", arguments.precision,
+                    "the linear layers' products: fp32, or bf16 operands with fp32 accumulation (train.precision)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   model->add_option("--steps", arguments.steps, "timed steps")->check(CLI::Range(1, 100000))->capture_default_str();
   model->add_option("--warmup", arguments.warmup, "untimed steps first")->check(CLI::Range(0, 100000))->capture_default_str();

@@ -97,7 +97,8 @@ class Trainer {
     agree_on_failure(control(), [&] {
       const gpt::GptConfig shape = model_config(config);
       data_.emplace(make_training_data(config, mpi.rank(), mpi.size()));
-      const ExecutionContext execution = execution_context_from_config(config);
+      ExecutionContext execution = execution_context_from_config(config);
+      execution.precision = *kernels::precision_named(config.get_string("train.precision"));  // the schema's choices
       model_ = std::make_unique<gpt::GptModel>(shape, seed, execution);
       comm_.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
       recorder_.emplace(*comm_, mpi.control(), participation_from_config(config, mpi.size(), seed));

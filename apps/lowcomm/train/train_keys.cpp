@@ -34,6 +34,10 @@ void add_loop_keys(ConfigSchema& schema) {
   schema.integer("train.keep_checkpoints", 1,
                  "checkpoints kept, the newest (a stop on NaN/Inf keeps every older one too)", 1);
   schema.integer("train.progress_every", 10, "progress line every N steps when stdout is not a terminal", 1);
+  schema.string("train.precision", "fp32",
+                "the model's matrix products: fp32, or bf16 (operands rounded to bfloat16, fp32 accumulation; "
+                "fp32 master weights, gradients and optimizer state; docs/model.md)",
+                {"fp32", "bf16"});
   schema.string("train.nonfinite", "stop",
                 "NaN or Inf in a loss or gradient: stop (checkpoint, exit 3) or skip the step",
                 {"stop", "skip"});

@@ -7,19 +7,22 @@
 // sums in index order).
 //
 // Cpu and Reference agree within float rounding (relative sqrt(K)·2^−24 of the magnitudes).
+// With Precision::Bf16 the products take bfloat16-rounded operands (precision.hpp); the bias and
+// its gradient stay fp32.
 // Cpu is deterministic for a given thread count (OpenBLAS partitions statically, the bias
 // reduction runs over rows in order with the columns split between threads).
 #include <cstdint>
 #include <span>
 
 #include "lowcomm/kernels/backend.hpp"
+#include "lowcomm/kernels/precision.hpp"
 
 namespace lowcomm::kernels {
 
 // out = inp · weightᵀ + bias (out N × OC, inp N × IC, weight OC × IC, bias OC or empty for none).
 void linear_forward(Backend backend, std::span<float> out, std::span<const float> inp,
                     std::span<const float> weight, std::span<const float> bias, std::int64_t N,
-                    std::int64_t IC, std::int64_t OC);
+                    std::int64_t IC, std::int64_t OC, Precision precision = Precision::Fp32);
 
 // dinp = dout · weight (overwritten; skipped when dinp is empty), dweight += doutᵀ · inp,
 // dbias += Σ_rows dout (skipped when dbias is empty). The parameter gradients accumulate, as
@@ -27,6 +30,6 @@ void linear_forward(Backend backend, std::span<float> out, std::span<const float
 void linear_backward(Backend backend, std::span<float> dinp, std::span<float> dweight,
                      std::span<float> dbias, std::span<const float> dout,
                      std::span<const float> inp, std::span<const float> weight, std::int64_t N,
-                     std::int64_t IC, std::int64_t OC);
+                     std::int64_t IC, std::int64_t OC, Precision precision = Precision::Fp32);
 
 }  // namespace lowcomm::kernels
