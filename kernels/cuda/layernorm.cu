@@ -6,14 +6,16 @@
 // and are the same bits run to run. Every other operation is the Reference's, in its order (with
 // --fmad=false, each multiply and add rounds as on the host).
 //
-// The parameter gradients sum over rows: one thread per channel adds the rows in order into
-// dweight[c] and dbias[c], exactly the Reference's loop, so those are its bits (C threads, N
-// steps each; no atomics). dinp, dweight and dbias accumulate, as the contract says.
+// The parameter gradients sum over rows, in cuda_column_sums.cuh's two deterministic passes (row
+// chunks, then the chunks in order; no atomics): within float rounding of the Reference's
+// row-order sums, the same bits run to run. dinp, dweight and dbias accumulate, as the contract
+// says.
 #include <cmath>
 #include <cstdint>
 #include <span>
 
 #include "cuda_block_reduce.cuh"
+#include "cuda_column_sums.cuh"
 #include "cuda_model_kernels.hpp"
 
 namespace lowcomm::kernels::cuda_backend {
@@ -66,20 +68,19 @@ __global__ void backward_rows(const float* dout, const float* inp, const float* 
   }
 }
 
-// One thread per channel: dweight[c] += dout · x̂ and dbias[c] += dout, rows in order.
-__global__ void parameter_gradients(const float* dout, const float* inp, const float* mean, const float* rstd,
-                                    std::int64_t N, std::int64_t C, float* dweight, float* dbias) {
-  for (std::int64_t c = first_item(); c < C; c += item_stride()) {
-    float dw = dweight[c], db = dbias[c];
-    for (std::int64_t n = 0; n < N; ++n) {
-      const float dy = dout[n * C + c];
-      dw += dy * ((inp[n * C + c] - mean[n]) * rstd[n]);
-      db += dy;
-    }
-    dweight[c] = dw;
-    dbias[c] = db;
+// The terms of dweight[c] += Σ_n dout · x̂ and dbias[c] += Σ_n dout, for add_column_sums.
+struct ParameterGradientTerms {
+  const float* dout;
+  const float* inp;
+  const float* mean;
+  const float* rstd;
+  std::int64_t C;
+  __device__ void operator()(std::int64_t n, std::int64_t c, float (&term)[2]) const {
+    const float dy = dout[n * C + c];
+    term[0] = dy * ((inp[n * C + c] - mean[n]) * rstd[n]);
+    term[1] = dy;
   }
-}
+};
 
 }  // namespace
 
@@ -118,8 +119,9 @@ void layernorm_backward(std::span<float> dinp, std::span<float> dweight, std::sp
   backward_rows<<<row_blocks(N), kThreads, 0, stream()>>>(dy.data(), x.data(), scale.data(), row_mean.data(),
                                                           row_rstd.data(), N, C, dx.data());
   check(cudaGetLastError(), "layernorm_backward (dinp)");
-  launch("layernorm_backward (dweight, dbias)", parameter_gradients, C, dy.data(), x.data(), row_mean.data(),
-         row_rstd.data(), N, C, dw.data(), db.data());
+  add_column_sums<2>("layernorm_backward (dweight, dbias)",
+                     ParameterGradientTerms{dy.data(), x.data(), row_mean.data(), row_rstd.data(), C}, N, C,
+                     {dw.data(), db.data()});
   dx.finish();
   dw.finish();
   db.finish();

@@ -4,10 +4,10 @@
 //   backward dinp (N × IC)  = dout (N × OC) · weight (OC × IC)
 //            dW   (OC × IC) += doutᵀ (N × OC)ᵀ · inp (N × IC)
 // The bias is written into out first and the product accumulates onto it (beta = 1): sum + bias,
-// the Reference's formula, without a second pass. The bias gradient is ours: one thread per
-// output channel adds the rows in order, onto the channel's value, which is the Reference's
-// summation bit for bit (--fmad=false) and needs no atomics. cuBLAS sums in an order of its own,
-// so the products match the Reference within float rounding, the same bits run to run.
+// the Reference's formula, without a second pass. The bias gradient is ours: column sums of dout
+// in cuda_column_sums.cuh's two deterministic passes, no atomics. cuBLAS sums in an order of its
+// own, so the products match the Reference within float rounding, the same bits run to run; so
+// does the bias gradient.
 // Empty dimensions get the Reference's empty sums (zeros) instead of a product with k = 0.
 // In bf16 each product's operands are first rounded into bfloat16 copies (float16.hpp's
 // round-to-nearest-even, the host backends' rounding) and multiplied on the tensor cores with
@@ -16,6 +16,7 @@
 #include <span>
 
 #include "cuda_blas.cuh"
+#include "cuda_column_sums.cuh"
 #include "cuda_memory.cuh"
 #include "cuda_model_kernels.hpp"
 #include "lowcomm/kernels/float16.hpp"
@@ -29,15 +30,14 @@ __global__ void broadcast_bias(const float* bias, std::int64_t rows, std::int64_
   for (std::int64_t e = first_item(); e < rows * channels; e += item_stride()) out[e] = bias[e % channels];
 }
 
-// dbias[o] += dout[n][o] for n = 0, 1, …, N − 1 in turn, one thread per channel o (neighbouring
-// threads read neighbouring columns of a row: coalesced).
-__global__ void add_column_sums(const float* dout, std::int64_t rows, std::int64_t channels, float* dbias) {
-  for (std::int64_t o = first_item(); o < channels; o += item_stride()) {
-    float sum = dbias[o];
-    for (std::int64_t n = 0; n < rows; ++n) sum += dout[n * channels + o];
-    dbias[o] = sum;
+// The terms of dbias[o] += Σ_n dout[n][o], for add_column_sums.
+struct RowValues {
+  const float* values;
+  std::int64_t channels;
+  __device__ void operator()(std::int64_t n, std::int64_t c, float (&term)[1]) const {
+    term[0] = values[n * channels + c];
   }
-}
+};
 
 __global__ void round_to_bf16(const float* in, std::int64_t n, std::uint16_t* out) {
   for (std::int64_t i = first_item(); i < n; i += item_stride()) out[i] = float_to_bf16(in[i]);
@@ -115,7 +115,7 @@ void linear_backward(std::span<float> dinp, std::span<float> dweight, std::span<
   }
   if (!dbias.empty() && N > 0) {
     Output<float> db(dbias, /*initialised=*/true);
-    launch("linear_backward (bias)", add_column_sums, OC, dy.fp32(), N, OC, db.data());
+    add_column_sums<1>("linear_backward (bias)", RowValues{dy.fp32(), OC}, N, OC, {db.data()});
     db.finish();
   }
 }

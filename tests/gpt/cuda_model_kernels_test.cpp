@@ -137,6 +137,36 @@ TEST_F(CudaModelKernels, LinearWithAndWithoutBiasInFp32AndBf16) {
   }
 }
 
+// The parameter gradients' column sums run in row chunks (kernels/cuda/cuda_column_sums.cuh):
+// enough rows for many chunks, and for the most chunks (4096, longer chunks past that), against
+// sums in double.
+TEST_F(CudaModelKernels, ParameterGradientSumsOverManyRowChunks) {
+  for (const std::int64_t N : {std::int64_t{1000}, std::int64_t{270001}}) {
+    SCOPED_TRACE(testing::Message() << N << " rows");
+    const std::int64_t OC = 5, IC = 1;
+    const Floats dout = random(N * OC, 26), inp = random(N * IC, 27), w = random(OC * IC, 28);
+    Floats dinp(N * IC), dw(OC * IC, 0.0f), db = random(OC, 29), expected(OC);
+    for (std::int64_t o = 0; o < OC; ++o) {
+      double sum = db[o];
+      for (std::int64_t n = 0; n < N; ++n) sum += dout[n * OC + o];
+      expected[o] = static_cast<float>(sum);
+    }
+    linear_backward(kCuda, dinp, dw, db, dout, inp, w, N, IC, OC);
+    for (std::int64_t o = 0; o < OC; ++o) EXPECT_NEAR(db[o], expected[o], 1e-5 * std::sqrt(double(N))) << o;
+
+    const std::int64_t C = 40;
+    if (N * C > 1000000) continue;
+    const Floats x = random(N * C, 30), dy = random(N * C, 31), gamma = random(C, 32), beta = random(C, 33);
+    Floats out(N * C), mean(N), rstd(N);
+    layernorm_forward(kRef, out, mean, rstd, x, gamma, beta, N, C);
+    Floats dx_ref(N * C, 0.0f), dw_ref(C, 0.0f), db_ref(C, 0.0f), dx = dx_ref, dgamma = dw_ref, dbeta = db_ref;
+    layernorm_backward(kRef, dx_ref, dw_ref, db_ref, dy, x, gamma, mean, rstd, N, C);
+    layernorm_backward(kCuda, dx, dgamma, dbeta, dy, x, gamma, mean, rstd, N, C);
+    expect_close(dgamma, dw_ref, 1e-5, "layernorm dweight over chunks");
+    expect_close(dbeta, db_ref, 1e-5, "layernorm dbias over chunks");
+  }
+}
+
 TEST_F(CudaModelKernels, CausalAttentionForwardAndBackward) {
   // T = 300: rows longer than a block's 256 threads, so threads take several columns.
   for (const auto [B, T, C, H] : {std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>{1, 1, 4, 1},

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "lowcomm/build_info.hpp"
+#include "lowcomm/comm/mpi_cuda_support.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/comm/network_scenarios.hpp"
 #include "lowcomm/compress/registry.hpp"
@@ -80,6 +81,7 @@ void print_info() {
             << fmt::format("  build:     {}, {}\n", build.build_type, build.compiler)
             << fmt::format("  options:   {}\n", build.options)
             << fmt::format("  MPI:       {}\n", mpi_library())
+            << fmt::format("  MPI+CUDA:  {}\n", describe(mpi_cuda_support()))
             << fmt::format("  HDF5:      {}\n", hdf5_library())
             << fmt::format("  CUDA:      {}\n", cuda_status())
             << fmt::format("  Kokkos:    {}\n", build.kokkos_enabled
@@ -93,11 +95,12 @@ void print_info() {
             << fmt::format("  cpu matrix products: {}\n", kernels::cpu_matrix_products())
             << fmt::format("  cpu vector loops:    {} (chosen at run time for this CPU)\n", simd_clone_in_use());
   if (const std::string kokkos = kernels::kokkos_description(); !kokkos.empty()) {
-    std::cout << fmt::format("  kokkos:              {} (the compressors' kernels)\n", kokkos);
+    std::cout << fmt::format("  kokkos:              {} (the compressors', strategies' and optimizers' kernels)\n",
+                             kokkos);
   }
   if (const std::string cuda = kernels::cuda_description(); !cuda.empty()) {
     const bool usable = kernels::unavailable_reason(kernels::Backend::Cuda).empty();
-    std::cout << fmt::format("  cuda:                {}{}\n", cuda, usable ? " (the compressors' kernels)" : "");
+    std::cout << fmt::format("  cuda:                {}{}\n", cuda, usable ? " (every kernel)" : "");
   }
   std::cout << "\nNetwork scenarios (network.scenario):\n";
   for (const NetworkScenario& s : network_scenarios()) {
