@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backend_scratch.hpp"
 #include "block_mean.hpp"
 #include "block_topk.hpp"
 #include "dct_chunks.hpp"
@@ -43,7 +44,7 @@ void dct_topk_per_block(Backend backend, const BlockLayout& layout, std::span<co
     case Backend::Reference:
     case Backend::Kokkos:
     case Backend::Cuda: {  // the two kernels one after the other
-      std::vector<float> coefficients(tensor.size());
+      const std::span<float> coefficients = detail::backend_scratch(backend, tensor.size(), 0);
       dct_encode_blocks(backend, layout, tensor, coefficients);
       return topk_per_block(backend, coefficients, block_size, kept, indices, selected);
     }
@@ -69,7 +70,7 @@ void scatter_mean_dct_decode(Backend backend, const BlockLayout& layout, std::in
     case Backend::Reference:
     case Backend::Kokkos:
     case Backend::Cuda: {
-      std::vector<float> coefficients(tensor.size());
+      const std::span<float> coefficients = detail::backend_scratch(backend, tensor.size(), 0);
       scatter_mean_per_block(backend, block_size, k, sources, coefficients);
       return dct_decode_blocks(backend, layout, coefficients, tensor);
     }

@@ -1,11 +1,14 @@
 #include "lowcomm/kernels/memory.hpp"
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <new>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "backend_scratch.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/elementwise.hpp"
 #if LOWCOMM_HAVE_CUDA
@@ -68,5 +71,16 @@ FloatBuffer::~FloatBuffer() {
 #endif
   ::operator delete[](data_, kAlignment);
 }
+
+namespace detail {
+
+std::span<float> backend_scratch(Backend backend, std::size_t count, int slot) {
+  thread_local std::map<Backend, std::array<FloatBuffer, 2>> buffers;
+  FloatBuffer& buffer = buffers[backend].at(static_cast<std::size_t>(slot));
+  if (buffer.size() < count) buffer = FloatBuffer(backend, count);
+  return buffer.span().first(count);
+}
+
+}  // namespace detail
 
 }  // namespace lowcomm::kernels
