@@ -10,8 +10,9 @@
 
 namespace lowcomm::kernels::detail {
 
-// `count` floats of `backend`'s memory, this thread's slot `slot` (0 or 1), holding whatever the
-// last user of the slot left: valid until the next call for the same slot on this thread.
-std::span<float> backend_scratch(Backend backend, std::size_t count, int slot);
+// `count` floats of `backend`'s memory, this thread's, holding whatever its last user left: valid
+// until the next call on this thread. The buffer keeps the largest size asked (on CUDA, managed
+// memory of the largest tensor a composite kernel has seen) until the thread ends.
+std::span<float> backend_scratch(Backend backend, std::size_t count);
 
 }  // namespace lowcomm::kernels::detail

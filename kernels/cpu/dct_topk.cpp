@@ -44,7 +44,7 @@ void dct_topk_per_block(Backend backend, const BlockLayout& layout, std::span<co
     case Backend::Reference:
     case Backend::Kokkos:
     case Backend::Cuda: {  // the two kernels one after the other
-      const std::span<float> coefficients = detail::backend_scratch(backend, tensor.size(), 0);
+      const std::span<float> coefficients = detail::backend_scratch(backend, tensor.size());
       dct_encode_blocks(backend, layout, tensor, coefficients);
       return topk_per_block(backend, coefficients, block_size, kept, indices, selected);
     }
@@ -70,7 +70,7 @@ void scatter_mean_dct_decode(Backend backend, const BlockLayout& layout, std::in
     case Backend::Reference:
     case Backend::Kokkos:
     case Backend::Cuda: {
-      const std::span<float> coefficients = detail::backend_scratch(backend, tensor.size(), 0);
+      const std::span<float> coefficients = detail::backend_scratch(backend, tensor.size());
       scatter_mean_per_block(backend, block_size, k, sources, coefficients);
       return dct_decode_blocks(backend, layout, coefficients, tensor);
     }

@@ -39,6 +39,16 @@ void check_elementwise(std::string_view kernel, std::span<const float> out,
   }
 }
 
+// Whether `backend` runs these maps as the Cpu loops: Cpu itself, and Kokkos in a device
+// execution space, which would copy the strategies' host-memory state there and back per call
+// (kokkos_backend.hpp).
+bool uses_cpu_loops(Backend backend) {
+#if LOWCOMM_HAVE_KOKKOS
+  if (backend == Backend::Kokkos) return !kokkos_backend::reads_host_memory();
+#endif
+  return backend == Backend::Cpu;
+}
+
 // rule(i) for every i < n: in order on Reference, vectorised and threaded on Cpu (element-wise, so
 // the same bits either way). Returns false for the other backends.
 template <class Rule>
@@ -48,7 +58,7 @@ bool map_on_host(Backend backend, std::size_t size, const Rule& rule) {
     for (std::int64_t i = 0; i < n; ++i) rule(i);
     return true;
   }
-  if (backend != Backend::Cpu) return false;
+  if (!uses_cpu_loops(backend)) return false;
   // A static split, so that first-touch pages stay with the thread that later writes them in the
   // other kernels' static partitions (fill zeroes a model's half-gigabyte of gradients).
 #pragma omp parallel for simd schedule(static) if (n > kParallelElements)

@@ -1,7 +1,6 @@
 #include "lowcomm/kernels/memory.hpp"
 
 #include <algorithm>
-#include <array>
 #include <map>
 #include <new>
 #include <utility>
@@ -74,9 +73,9 @@ FloatBuffer::~FloatBuffer() {
 
 namespace detail {
 
-std::span<float> backend_scratch(Backend backend, std::size_t count, int slot) {
-  thread_local std::map<Backend, std::array<FloatBuffer, 2>> buffers;
-  FloatBuffer& buffer = buffers[backend].at(static_cast<std::size_t>(slot));
+std::span<float> backend_scratch(Backend backend, std::size_t count) {
+  thread_local std::map<Backend, FloatBuffer> buffers;
+  FloatBuffer& buffer = buffers[backend];
   if (buffer.size() < count) buffer = FloatBuffer(backend, count);
   return buffer.span().first(count);
 }

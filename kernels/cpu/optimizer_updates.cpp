@@ -22,7 +22,8 @@ namespace {
 
 void check_size(std::string_view kernel, std::string_view what, std::size_t size, std::size_t expected) {
   if (size != expected) {
-    throw Error(fmt::format("{}: {} holds {} values but the parameter tensor {}", kernel, what, size, expected));
+    throw Error(fmt::format("{}: {} holds {} values, expected {}{}", kernel, what, size, expected,
+                            expected == 0 ? " (no momentum)" : " (the parameter tensor's size)"));
   }
 }
 
@@ -69,7 +70,8 @@ void adamw_update(Backend backend, const AdamWScalars& s, std::span<float> param
       return;
     case Backend::Kokkos:
 #if LOWCOMM_HAVE_KOKKOS
-      return kokkos_backend::adamw_update(s, param, grad, exp_avg, exp_avg_sq);
+      if (kokkos_backend::reads_host_memory()) return kokkos_backend::adamw_update(s, param, grad, exp_avg, exp_avg_sq);
+      return adamw_update(Backend::Cpu, s, param, grad, exp_avg, exp_avg_sq);  // the state is host memory (see kokkos_backend.hpp)
 #endif
       break;
     case Backend::Cuda:
@@ -99,7 +101,8 @@ void sgd_update(Backend backend, const SgdScalars& s, std::span<float> param, st
       return;
     case Backend::Kokkos:
 #if LOWCOMM_HAVE_KOKKOS
-      return kokkos_backend::sgd_update(s, param, grad, buffer);
+      if (kokkos_backend::reads_host_memory()) return kokkos_backend::sgd_update(s, param, grad, buffer);
+      return sgd_update(Backend::Cpu, s, param, grad, buffer);  // the state is host memory (see kokkos_backend.hpp)
 #endif
       break;
     case Backend::Cuda:
@@ -127,7 +130,8 @@ void signum_update(Backend backend, const SignumScalars& s, std::span<float> par
       return;
     case Backend::Kokkos:
 #if LOWCOMM_HAVE_KOKKOS
-      return kokkos_backend::signum_update(s, param, grad, momentum);
+      if (kokkos_backend::reads_host_memory()) return kokkos_backend::signum_update(s, param, grad, momentum);
+      return signum_update(Backend::Cpu, s, param, grad, momentum);  // the state is host memory (see kokkos_backend.hpp)
 #endif
       break;
     case Backend::Cuda:

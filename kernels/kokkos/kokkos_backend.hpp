@@ -27,6 +27,12 @@ namespace lowcomm::kernels::kokkos_backend {
 void ensure_initialized();
 std::string description();
 
+// Whether the default execution space computes on host memory in place (Serial, OpenMP,
+// Threads). Where it cannot (CUDA, HIP, SYCL), every call copies its spans to the device and back:
+// the dispatch then runs the optimizers' updates and the elementwise maps, whose operands are the
+// strategies' host-memory state, with the Cpu loops instead (the same bits).
+bool reads_host_memory();
+
 #include "../accelerator_kernels.inc"
 
 }  // namespace lowcomm::kernels::kokkos_backend

@@ -22,6 +22,10 @@ void ensure_initialized() {
   });
 }
 
+bool reads_host_memory() {
+  return Kokkos::SpaceAccessibility<Kokkos::DefaultExecutionSpace, Kokkos::HostSpace>::accessible;
+}
+
 std::string description() {
   ensure_initialized();
   // KOKKOS_VERSION is major·10000 + minor·100 + patch in 3.x and 4.x alike.

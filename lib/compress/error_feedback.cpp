@@ -7,6 +7,7 @@
 
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/elementwise.hpp"
+#include "lowcomm/kernels/scatter.hpp"
 
 namespace lowcomm {
 
@@ -61,13 +62,12 @@ std::optional<Message> ErrorFeedback::decode(const UnitContext& unit, int round,
     // residual ← corrected − transmitted where transmitted is not +0, and corrected elsewhere
     // (x − (+0) is x, bit for bit): the buffers swap, so the residual's old storage becomes next
     // step's `corrected`, and only the entries are written.
+    // On the backend, as residual += (−transmitted): x + (−v) is x − v bit for bit, and the
+    // entries' indices are distinct, so the order of the adds does not matter.
     std::swap(residual, corrected.values);
-    const SparseEntries& sent = corrected.transmitted;
-    float* r = residual.data();
-    for (std::size_t p = 0; p < sent.indices.size(); ++p) {
-      float& entry = r[static_cast<std::size_t>(sent.indices[p])];
-      entry = entry - sent.values[p];
-    }
+    SparseEntries& sent = corrected.transmitted;
+    for (float& v : sent.values) v = -v;
+    kernels::scatter_add(backend, sent.indices, sent.values, residual);
   } else {
     // residual ← corrected − transmitted, computed in the residual's own storage.
     inner_->transmitted(unit, corrected.values, corrected.inner, residual);

@@ -55,8 +55,9 @@ void AdamW::step(std::span<const std::span<float>> params,
                                        .bc2_sqrt = static_cast<float>(std::sqrt(bias_correction2)),
                                        .eps = static_cast<float>(options_.eps),
                                        .neg_step_size = static_cast<float>(-step_size)};
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    kernels::adamw_update(backend_, scalars, params[i], grads[i], exp_avg_[i], exp_avg_sq_[i]);
+  for (const auto& [first, last] : update_runs(params, grads)) {
+    kernels::adamw_update(backend_, scalars, joined(params, first, last), joined(grads, first, last),
+                          exp_avg_.run(first, last), exp_avg_sq_.run(first, last));
   }
   steps_ = t;
 }

@@ -39,10 +39,31 @@ Optimizer::Sizes Optimizer::sizes_of(std::span<const std::span<float>> params) {
 }
 
 Optimizer::Buffers Optimizer::zeros(const Sizes& sizes, kernels::Backend backend) {
-  Buffers buffers;
-  buffers.reserve(sizes.size());
-  for (const std::size_t n : sizes) buffers.emplace_back(backend, n);
+  std::size_t total = 0;
+  for (const std::size_t n : sizes) total += n;
+  Buffers buffers{.flat = kernels::FloatBuffer(backend, total), .views = {}};
+  buffers.views.reserve(sizes.size());
+  std::size_t offset = 0;
+  for (const std::size_t n : sizes) {
+    buffers.views.push_back(buffers.flat.span().subspan(offset, n));
+    offset += n;
+  }
   return buffers;
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> Optimizer::update_runs(std::span<const std::span<float>> params,
+                                                                        std::span<const std::span<const float>> grads) {
+  std::vector<std::pair<std::size_t, std::size_t>> runs;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const bool continues = i > 0 && params[i - 1].data() + params[i - 1].size() == params[i].data() &&
+                           grads[i - 1].data() + grads[i - 1].size() == grads[i].data();
+    if (continues) {
+      runs.back().second = i + 1;
+    } else {
+      runs.emplace_back(i, i + 1);
+    }
+  }
+  return runs;
 }
 
 void Optimizer::save_common(StateDict& state, std::string_view prefix, std::int64_t steps,
@@ -77,24 +98,25 @@ void Optimizer::load_common(const StateDict& state, std::string_view prefix,
 
 void Optimizer::save_buffers(StateDict& state, std::string_view prefix, std::string_view name,
                              const Buffers& buffers) {
-  for (std::size_t i = 0; i < buffers.size(); ++i)
-    state.put(fmt::format("{}{}/{}", prefix, name, i), buffers[i].span());
+  for (std::size_t i = 0; i < buffers.views.size(); ++i)
+    state.put(fmt::format("{}{}/{}", prefix, name, i), buffers[i]);
 }
 
 Optimizer::Buffers Optimizer::load_buffers(const StateDict& state, std::string_view prefix,
                                            std::string_view name, const Sizes& sizes,
                                            kernels::Backend backend) {
-  Buffers buffers;
-  buffers.reserve(sizes.size());
+  // Every buffer checked before any memory is taken: a corrupt size fails with its key.
+  std::vector<const std::vector<float>*> saved;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const std::string key = fmt::format("{}{}/{}", prefix, name, i);
     const std::vector<float>& values = state.floats(key);
     if (values.size() != sizes[i])
       throw Error(fmt::format("{}: {} values for tensor {} of size {}", key, values.size(), i,
                               sizes[i]));
-    kernels::FloatBuffer& buffer = buffers.emplace_back(backend, values.size());
-    std::ranges::copy(values, buffer.begin());
+    saved.push_back(&values);
   }
+  Buffers buffers = zeros(sizes, backend);
+  for (std::size_t i = 0; i < sizes.size(); ++i) std::ranges::copy(*saved[i], buffers[i].begin());
   return buffers;
 }
 

@@ -44,9 +44,9 @@ void Sgd::step(std::span<const std::span<float>> params,
                                    .momentum = use_momentum,
                                    .first = first,
                                    .nesterov = options_.nesterov};
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    kernels::sgd_update(backend_, update, params[i], grads[i],
-                        use_momentum ? momentum_[i].span() : std::span<float>());
+  for (const auto& [first, last] : update_runs(params, grads)) {
+    kernels::sgd_update(backend_, update, joined(params, first, last), joined(grads, first, last),
+                        use_momentum ? momentum_.run(first, last) : std::span<float>());
   }
   ++steps_;
 }

@@ -34,8 +34,9 @@ void Signum::step(std::span<const std::span<float>> params,
                                       .decay = static_cast<float>(1.0 - lr * options_.weight_decay),
                                       .neg_lr = static_cast<float>(-lr),
                                       .decays = options_.weight_decay != 0.0};
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    kernels::signum_update(backend_, update, params[i], grads[i], momentum_[i]);
+  for (const auto& [first, last] : update_runs(params, grads)) {
+    kernels::signum_update(backend_, update, joined(params, first, last), joined(grads, first, last),
+                           momentum_.run(first, last));
   }
   ++steps_;
 }

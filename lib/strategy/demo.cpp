@@ -29,6 +29,7 @@
 #include "tensor_buffers.hpp"
 #include "lowcomm/compress/error_feedback.hpp"
 #include "lowcomm/compress/registry.hpp"
+#include "lowcomm/core/tensor.hpp"
 #include "lowcomm/core/timeline.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/blocks.hpp"
@@ -174,20 +175,28 @@ class Demo final : public Strategy {
   }
 
  private:
-  // On the strategy's backend, where the parameters and the momentum live.
+  // On the strategy's backend, where the parameters and the momentum live, one call per run of
+  // back-to-back tensors (a model's flat buffers are one run: one kernel launch on a GPU). The
+  // strategy's own buffers are flat.
   void decay_weights(std::span<const std::span<float>> params, double lr) const {
     if (options_.weight_decay == 0.0) return;
     const auto factor = static_cast<float>(1.0 - lr * options_.weight_decay);
-    for (const std::span<float> x : params) kernels::scale(backend_, factor, x, x);
+    for (const auto& [first, last] : contiguous_runs(params)) {
+      const std::span<float> x = joined(params, first, last);
+      kernels::scale(backend_, factor, x, x);
+    }
   }
 
   void scale_gradients(std::span<const std::span<const float>> grads, float eta) {
-    for (std::size_t t = 0; t < grads.size(); ++t) kernels::scale(backend_, eta, grads[t], scaled_.views()[t]);
+    for (const auto& [first, last] : contiguous_runs(grads)) {
+      kernels::scale(backend_, eta, joined(grads, first, last), joined(scaled_.views(), first, last));
+    }
   }
 
   void apply_sign(std::span<const std::span<float>> params, const TensorBuffers& aggregate, float eta) const {
-    for (std::size_t t = 0; t < params.size(); ++t) {
-      kernels::subtract_scaled_sign(backend_, eta, aggregate.const_views()[t], params[t]);  // sign(0) = 0
+    for (const auto& [first, last] : contiguous_runs(params)) {  // sign(0) = 0
+      kernels::subtract_scaled_sign(backend_, eta, joined(aggregate.const_views(), first, last),
+                                    joined(params, first, last));
     }
   }
 

@@ -154,8 +154,7 @@ TEST_F(CudaModelKernels, ParameterGradientSumsOverManyRowChunks) {
     linear_backward(kCuda, dinp, dw, db, dout, inp, w, N, IC, OC);
     for (std::int64_t o = 0; o < OC; ++o) EXPECT_NEAR(db[o], expected[o], 1e-5 * std::sqrt(double(N))) << o;
 
-    const std::int64_t C = 40;
-    if (N * C > 1000000) continue;
+    const std::int64_t C = N > 100000 ? 3 : 40;
     const Floats x = random(N * C, 30), dy = random(N * C, 31), gamma = random(C, 32), beta = random(C, 33);
     Floats out(N * C), mean(N), rstd(N);
     layernorm_forward(kRef, out, mean, rstd, x, gamma, beta, N, C);

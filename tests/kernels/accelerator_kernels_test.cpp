@@ -333,15 +333,21 @@ TEST_F(AcceleratorKernels, OptimizerUpdatesAreTheReferencesBitForBit) {
     expect_bitwise_equal(ap, p);
     expect_bitwise_equal(am, m);
     expect_bitwise_equal(av, v);
+    // Every variant: with and without momentum, its first step (a copy), dampening, Nesterov.
     for (const bool momentum : {false, true}) {
-      const SgdScalars sgd{.wd = 0.01f, .mu = 0.9f, .keep = 1.0f, .neg_lr = -0.1f, .decays = true,
-                           .momentum = momentum, .first = false, .nesterov = momentum};
-      std::vector<float> b = momentum ? uniform_values(n, n + 4) : std::vector<float>();
-      std::vector<float> sp = p, ab = b, asp = p;
-      sgd_update(kRef, sgd, sp, g, b);
-      sgd_update(kAccelerator, sgd, asp, g, ab);
-      expect_bitwise_equal(asp, sp);
-      expect_bitwise_equal(ab, b);
+      for (const bool first : {false, true}) {
+        for (const bool nesterov : {false, true}) {
+          if (nesterov && !momentum) continue;
+          const SgdScalars sgd{.wd = 0.01f, .mu = 0.9f, .keep = nesterov ? 1.0f : 0.75f, .neg_lr = -0.1f,
+                               .decays = true, .momentum = momentum, .first = first, .nesterov = nesterov};
+          std::vector<float> b = momentum ? uniform_values(n, n + 4) : std::vector<float>();
+          std::vector<float> sp = p, ab = b, asp = p;
+          sgd_update(kRef, sgd, sp, g, b);
+          sgd_update(kAccelerator, sgd, asp, g, ab);
+          expect_bitwise_equal(asp, sp);
+          expect_bitwise_equal(ab, b);
+        }
+      }
     }
     std::vector<float> sm = m, asm_ = m, sp = p, asp = p;
     signum_update(kRef, signum, sp, g, sm);
@@ -418,6 +424,23 @@ TEST_F(AcceleratorKernels, DeviceSpansAreUsedInPlace) {
   DeviceArray<std::byte> encoded(r.size());
   encode_values(kAccelerator, values.span(), ValueType::BF16, encoded.span());
   EXPECT_EQ(encoded.host(), r);
+
+  // The strategies' arithmetic and the optimizers' updates on device spans, in place.
+  const AdamWScalars adamw{.decay = 0.9999f, .beta1 = 0.9f, .beta2 = 0.95f, .one_minus_beta1 = 0.1f,
+                           .one_minus_beta2 = 0.05f, .bc2_sqrt = 0.3f, .eps = 1e-8f, .neg_step_size = -0.004f};
+  const std::vector<float> g = awkward_values(v.size(), 4, false);
+  std::vector<float> p = uniform_values(v.size(), 5), m(v.size(), 0.0f), sq(v.size(), 0.0f);
+  DeviceArray<float> dg(g), dp(p), dm(m), dsq(sq);
+  adamw_update(kRef, adamw, p, g, m, sq);
+  adamw_update(kAccelerator, adamw, dp.span(), dg.span(), dm.span(), dsq.span());
+  expect_bitwise_equal(dp.host(), p);
+  expect_bitwise_equal(dsq.host(), sq);
+  scale_add(kRef, 0.999f, m, g, m);
+  scale_add(kAccelerator, 0.999f, dm.span(), dg.span(), dm.span());
+  expect_bitwise_equal(dm.host(), m);
+  subtract_scaled_sign(kRef, 0.01f, m, p);
+  subtract_scaled_sign(kAccelerator, 0.01f, dm.span(), dp.span());
+  expect_bitwise_equal(dp.host(), p);
 }
 #endif
 

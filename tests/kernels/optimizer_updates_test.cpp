@@ -99,13 +99,13 @@ TEST(OptimizerUpdates, MismatchedSizesThrowAndModifyNothing) {
   std::vector<float> p(4, 1.0f), g(4, 1.0f), m(4, 0.0f), v(3, 0.0f);
   for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
     expect_error([&] { adamw_update(backend, kAdamW, p, g, m, v); }, "adamw_update: exp_avg_sq holds 3 values",
-                 "tensor 4");
+                 "expected 4 (the parameter tensor's size)");
     expect_error([&] { adamw_update(backend, kAdamW, p, std::span<const float>(g).first(2), m, m); },
                  "adamw_update: the gradient holds 2");
     const SgdScalars plain{.wd = 0, .mu = 0, .keep = 1, .neg_lr = -1, .decays = false, .momentum = false,
                            .first = true, .nesterov = false};
     expect_error([&] { sgd_update(backend, plain, p, g, m); }, "sgd_update: the momentum buffer holds 4 values",
-                 "tensor 0");
+                 "expected 0 (no momentum)");
     const SignumScalars signum{.beta = 0, .one_minus_beta = 1, .decay = 1, .neg_lr = -1, .decays = false};
     expect_error([&] { signum_update(backend, signum, p, g, v); }, "signum_update: the momentum holds 3");
   }

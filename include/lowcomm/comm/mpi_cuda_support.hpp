@@ -19,8 +19,8 @@ struct MpiCudaSupport {
 
 MpiCudaSupport mpi_cuda_support();
 
-// "yes", or why not in words: "no: Open MPI built without CUDA support (mpi-ext.h:
-// MPIX_CUDA_AWARE_SUPPORT 0)", "not reported: this MPI has no MPIX_Query_cuda_support", ...
+// "yes", or why not in words: "no: built without CUDA support (mpi-ext.h: MPIX_CUDA_AWARE_SUPPORT
+// 0)", "not reported (this MPI has no MPIX_Query_cuda_support): taken as no", ...
 std::string describe(const MpiCudaSupport& support);
 
 }  // namespace lowcomm

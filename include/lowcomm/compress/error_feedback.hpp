@@ -10,8 +10,8 @@
 // the DeMo strategy keeps its momentum here, for every transport and granularity.
 //
 // The residuals live in the memory of the unit's backend (UnitContext::execution; on the GPU for
-// Cuda, kernels/memory.hpp) and the sums run there (kernels/elementwise.hpp), except the sparse
-// correction of a compressor that reports its transmitted entries, which the host applies.
+// Cuda, kernels/memory.hpp) and the sums run there (kernels/elementwise.hpp; scatter_add for the
+// sparse correction of a compressor that reports its transmitted entries).
 #include <map>
 #include <memory>
 #include <vector>

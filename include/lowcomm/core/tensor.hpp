@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lowcomm {
@@ -39,6 +40,31 @@ std::vector<std::span<T>> tensor_views(std::span<T> flat, std::span<const Tensor
     offset += n;
   }
   return views;
+}
+
+// The views as runs of neighbours: the [first, last) ranges of `views` whose spans lie back to
+// back in memory (each starting where the one before it ends), in order and covering every view.
+// An element-wise kernel can then take a run in one call: the tensors of one flat buffer (a
+// model's parameters or gradients) are one run, which on a GPU is one launch instead of one per
+// tensor.
+template <class T>
+std::vector<std::pair<std::size_t, std::size_t>> contiguous_runs(std::span<const std::span<T>> views) {
+  std::vector<std::pair<std::size_t, std::size_t>> runs;
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    if (!runs.empty() && views[i - 1].data() + views[i - 1].size() == views[i].data()) {
+      runs.back().second = i + 1;
+    } else {
+      runs.emplace_back(i, i + 1);
+    }
+  }
+  return runs;
+}
+
+// views[first] … views[last − 1] as one span, for a run of contiguous_runs (first < last).
+template <class T>
+std::span<T> joined(std::span<const std::span<T>> views, std::size_t first, std::size_t last) {
+  return {views[first].data(), static_cast<std::size_t>(views[last - 1].data() + views[last - 1].size() -
+                                                        views[first].data())};
 }
 
 }  // namespace lowcomm

@@ -13,9 +13,11 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lowcomm/core/state_dict.hpp"
+#include "lowcomm/core/tensor.hpp"
 #include "lowcomm/kernels/memory.hpp"
 
 namespace lowcomm {
@@ -44,7 +46,22 @@ class Optimizer {
 
  protected:
   using Sizes = std::vector<std::size_t>;
-  using Buffers = std::vector<kernels::FloatBuffer>;
+  // One state buffer (a momentum, a moment) per tensor, all of them back to back in one
+  // allocation of the backend's memory, so that a run of tensors is one span too.
+  struct Buffers {
+    kernels::FloatBuffer flat;
+    std::vector<std::span<float>> views;  // one per tensor, into flat
+    std::span<float> operator[](std::size_t i) const { return views[i]; }
+    // Tensors [first, last) together.
+    std::span<float> run(std::size_t first, std::size_t last) const {
+      return joined(std::span<const std::span<float>>(views), first, last);
+    }
+  };
+  // The runs of tensors [first, last) whose parameters and gradients each lie back to back (a
+  // model's flat buffers are one run), for an update to take in one call: one kernel launch on a
+  // GPU rather than one per tensor. The state's buffers are always back to back.
+  static std::vector<std::pair<std::size_t, std::size_t>> update_runs(std::span<const std::span<float>> params,
+                                                                      std::span<const std::span<const float>> grads);
 
   // The checks every step() starts with; `sizes` are the tensor sizes of the first step, empty
   // before it (then any sizes are accepted).
