@@ -216,6 +216,64 @@ TEST(Optimizer, EveryOptimizerGivesTheSameBitsAtEveryThreadCount) {
   omp_set_num_threads(omp_get_num_procs());
 }
 
+// Tensors back to back in one buffer (a model's) are updated as one run (Optimizer::update_runs):
+// the same bits as separate tensors, and as a buffer whose gradients are apart, so that only some
+// tensors merge. The checkpoint holds the same per-tensor state either way.
+TEST(Optimizer, RunsOfBackToBackTensorsGiveTheBitsOfSeparateOnes) {
+  const std::vector<std::size_t> sizes = {5, 40000, 1, 70001};
+  const std::vector<std::vector<std::string>> configs = {
+      {"optimizer.name=adamw"},
+      {"optimizer.name=sgd", "optimizer.sgd.momentum=0.9", "optimizer.sgd.dampening=0.1"},
+      {"optimizer.name=signum", "optimizer.signum.weight_decay=0.1"}};
+  const Tensors grads = random_tensors(19, sizes);
+  for (const auto& config : configs) {
+    Tensors separate = random_tensors(18, sizes);
+    std::vector<float> flat_params, flat_grads;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      flat_params.insert(flat_params.end(), separate.values[i].begin(), separate.values[i].end());
+      flat_grads.insert(flat_grads.end(), grads.values[i].begin(), grads.values[i].end());
+    }
+    std::vector<std::span<float>> joined_params;
+    std::vector<std::span<const float>> joined_grads;
+    std::size_t offset = 0;
+    for (const std::size_t n : sizes) {
+      joined_params.push_back(std::span(flat_params).subspan(offset, n));
+      joined_grads.push_back(std::span<const float>(flat_grads).subspan(offset, n));
+      offset += n;
+    }
+    std::vector<std::span<const float>> split_grads = joined_grads;
+    split_grads[2] = grads.const_spans()[2];  // the gradients break into two runs around tensor 2
+    const auto a = make_optimizer(optimizer_config(config));
+    const auto b = make_optimizer(optimizer_config(config));
+    const auto c = make_optimizer(optimizer_config(config));
+    std::vector<float> split_params = flat_params;
+    std::vector<std::span<float>> split_views;
+    offset = 0;
+    for (const std::size_t n : sizes) {
+      split_views.push_back(std::span(split_params).subspan(offset, n));
+      offset += n;
+    }
+    for (int t = 0; t < 3; ++t) {
+      a->step(separate.spans(), grads.const_spans(), 1e-2);
+      b->step(joined_params, joined_grads, 1e-2);
+      c->step(split_views, split_grads, 1e-2);
+    }
+    offset = 0;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const std::vector<float> joined(flat_params.begin() + offset, flat_params.begin() + offset + sizes[i]);
+      const std::vector<float> split(split_params.begin() + offset, split_params.begin() + offset + sizes[i]);
+      ASSERT_EQ(joined, separate.values[i]) << config[0] << " tensor " << i;
+      ASSERT_EQ(split, separate.values[i]) << config[0] << " tensor " << i;
+      offset += sizes[i];
+    }
+    StateDict sa, sb;
+    a->save_state(sa, "o/");
+    b->save_state(sb, "o/");
+    ASSERT_EQ(sa.float_keys(), sb.float_keys());
+    for (const std::string& key : sa.float_keys()) ASSERT_EQ(sa.floats(key), sb.floats(key)) << key;
+  }
+}
+
 TEST(Optimizer, SgdPlainIsPMinusLrG) {
   Sgd opt;
   std::vector<float> p{1.0f, -1.0f};
