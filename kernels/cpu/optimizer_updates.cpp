@@ -61,7 +61,9 @@ void adamw_update(Backend backend, const AdamWScalars& s, std::span<float> param
   check_size(kernel, "exp_avg_sq", exp_avg_sq.size(), param.size());
   switch (backend) {
     case Backend::Reference:
-      for (std::size_t j = 0; j < param.size(); ++j) adamw_element(s, param[j], grad[j], exp_avg[j], exp_avg_sq[j]);
+      for (std::size_t j = 0; j < param.size(); ++j) {
+        adamw_element(s, param[j], grad[j], exp_avg[j], exp_avg_sq[j]);
+      }
       return;
     case Backend::Cpu:
       cpu_detail::for_each_piece(param.size(), [&](std::size_t begin, std::size_t end) {
@@ -70,8 +72,11 @@ void adamw_update(Backend backend, const AdamWScalars& s, std::span<float> param
       return;
     case Backend::Kokkos:
 #if LOWCOMM_HAVE_KOKKOS
-      if (kokkos_backend::reads_host_memory()) return kokkos_backend::adamw_update(s, param, grad, exp_avg, exp_avg_sq);
-      return adamw_update(Backend::Cpu, s, param, grad, exp_avg, exp_avg_sq);  // the state is host memory (see kokkos_backend.hpp)
+      if (kokkos_backend::reads_host_memory()) {
+        return kokkos_backend::adamw_update(s, param, grad, exp_avg, exp_avg_sq);
+      }
+      // In a device space: the Cpu loops on the host-memory state (kokkos_backend.hpp).
+      return adamw_update(Backend::Cpu, s, param, grad, exp_avg, exp_avg_sq);
 #endif
       break;
     case Backend::Cuda:
@@ -102,7 +107,7 @@ void sgd_update(Backend backend, const SgdScalars& s, std::span<float> param, st
     case Backend::Kokkos:
 #if LOWCOMM_HAVE_KOKKOS
       if (kokkos_backend::reads_host_memory()) return kokkos_backend::sgd_update(s, param, grad, buffer);
-      return sgd_update(Backend::Cpu, s, param, grad, buffer);  // the state is host memory (see kokkos_backend.hpp)
+      return sgd_update(Backend::Cpu, s, param, grad, buffer);  // as adamw_update
 #endif
       break;
     case Backend::Cuda:
@@ -131,7 +136,7 @@ void signum_update(Backend backend, const SignumScalars& s, std::span<float> par
     case Backend::Kokkos:
 #if LOWCOMM_HAVE_KOKKOS
       if (kokkos_backend::reads_host_memory()) return kokkos_backend::signum_update(s, param, grad, momentum);
-      return signum_update(Backend::Cpu, s, param, grad, momentum);  // the state is host memory (see kokkos_backend.hpp)
+      return signum_update(Backend::Cpu, s, param, grad, momentum);  // as adamw_update
 #endif
       break;
     case Backend::Cuda:
