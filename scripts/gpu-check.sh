@@ -38,16 +38,24 @@ status=0
 ctest --preset cuda --output-on-failure || status=$?
 echo "== lowcomm info =="
 build/cuda/apps/lowcomm/lowcomm info | sed -n '/Compute backends/,/^$/p'
-echo "== bench compressors, CUDA backend, 1 rank =="
+echo "== bench compressors, CUDA backend, 1 rank (%copy: of the HBM's device-to-device copy rate) =="
 build/cuda/apps/lowcomm/lowcomm bench compressors --set compute.backend=cuda --set bench.iterations=3 || status=$?
 echo "== bench compressors, Cpu backend, 1 rank (the same run's baseline) =="
 build/cuda/apps/lowcomm/lowcomm bench compressors --set bench.iterations=3 || status=$?
 bench_model() { timeout 120 build/cuda/apps/lowcomm/lowcomm bench model "$@" || status=$?; }
+# Datasheet peaks (dense TFLOP/s) for the MFU line: bf16 on the tensor cores, fp32 without them
+# (cuBLAS's default math mode uses no TF32). Another GPU gets no MFU line.
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
+case "$gpu" in
+  *H100*|*H200*) peak_bf16=989.4 peak_fp32=66.9 ;;
+  *A100*) peak_bf16=312 peak_fp32=19.5 ;;
+  *) peak_bf16=0 peak_fp32=0 ;;
+esac
 echo "== bench model, gpt2-124m: CUDA backend (managed memory, AdamW on the GPU), fp32 and bf16 =="
-bench_model --backend cuda --precision fp32 --steps 3 --warmup 1
-bench_model --backend cuda --precision bf16 --steps 3 --warmup 1
-bench_model --backend cuda --precision fp32 --batch 8 --seq 1024 --steps 3 --warmup 1
-bench_model --backend cuda --precision bf16 --batch 8 --seq 1024 --steps 3 --warmup 1
+bench_model --backend cuda --precision fp32 --peak-tflops "$peak_fp32" --steps 3 --warmup 1
+bench_model --backend cuda --precision bf16 --peak-tflops "$peak_bf16" --steps 3 --warmup 1
+bench_model --backend cuda --precision fp32 --peak-tflops "$peak_fp32" --batch 8 --seq 1024 --steps 3 --warmup 1
+bench_model --backend cuda --precision bf16 --peak-tflops "$peak_bf16" --batch 8 --seq 1024 --steps 3 --warmup 1
 echo "== bench model, gpt2-124m, Cpu backend (the same run's baseline) =="
 bench_model --backend cpu --steps 3 --warmup 1
 echo "# gpu-check: exit status $status"

@@ -1,6 +1,10 @@
 #include "lowcomm/kernels/memory.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <vector>
 #include <map>
 #include <new>
 #include <utility>
@@ -69,6 +73,23 @@ FloatBuffer::~FloatBuffer() {
   }
 #endif
   ::operator delete[](data_, kAlignment);
+}
+
+double measure_copy_bandwidth(Backend backend, std::size_t bytes) {
+#if LOWCOMM_HAVE_CUDA
+  if (backend == Backend::Cuda) return cuda_backend::copy_bandwidth(bytes);
+#endif
+  (void)backend;
+  std::vector<char> from(bytes, 1), to(bytes, 0);
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 6; ++i) {  // the first warms up; the best of the other five
+    const auto start = std::chrono::steady_clock::now();
+    std::memcpy(to.data(), from.data(), bytes);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    from[static_cast<std::size_t>(i) % bytes] = to[bytes - 1 - static_cast<std::size_t>(i) % bytes];  // keep both live
+    if (i > 0) best = std::min(best, seconds);
+  }
+  return 2.0 * static_cast<double>(bytes) / best / 1e9;
 }
 
 namespace detail {

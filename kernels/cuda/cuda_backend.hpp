@@ -43,4 +43,8 @@ std::string description();
 void* allocate_managed(std::size_t bytes);
 void free_managed(void* memory) noexcept;
 
+// GB/s (read + write) of cudaMemcpyAsync device to device of `bytes`, best of five: the device
+// memory's bandwidth that the benchmarks give their rates as a fraction of.
+double copy_bandwidth(std::size_t bytes);
+
 }  // namespace lowcomm::kernels::cuda_backend

@@ -144,6 +144,28 @@ void free_managed(void* memory) noexcept {
   cudaFree(memory);  // waits for the device first: no kernel still using it is cut short
 }
 
+double copy_bandwidth(std::size_t bytes) {
+  DeviceBuffer<char> from(bytes), to(bytes);
+  check(cudaMemsetAsync(from.data(), 1, bytes, stream()), "cudaMemsetAsync (copy bandwidth)");
+  cudaEvent_t start = nullptr, stop = nullptr;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  float best_ms = 0.0f;
+  for (int i = 0; i < 6; ++i) {  // the first warms up; the best of the other five
+    check(cudaEventRecord(start, stream()), "cudaEventRecord");
+    check(cudaMemcpyAsync(to.data(), from.data(), bytes, cudaMemcpyDeviceToDevice, stream()),
+          "cudaMemcpyAsync (copy bandwidth)");
+    check(cudaEventRecord(stop, stream()), "cudaEventRecord");
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0.0f;
+    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    if (i > 0 && (best_ms == 0.0f || ms < best_ms)) best_ms = ms;
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return 2.0 * static_cast<double>(bytes) / (static_cast<double>(best_ms) * 1e-3) / 1e9;
+}
+
 std::string description() {
   const Device& d = device();
   if (!d.unusable.empty()) return d.unusable;

@@ -179,7 +179,7 @@ int run(const BenchArguments& arguments) {
     if (mpi.rank() == 0) {
       copy_bandwidth = measure_copy_bandwidth();
       std::printf("# copy bandwidth of one core on this node: %.2f GB/s (%s; busbw/copy compares "
-                  "against it)\n", copy_bandwidth, std::string(kCopyBandwidthMethod).c_str());
+                  "against it)\n", copy_bandwidth, copy_bandwidth_method().c_str());
     }
     const std::vector<std::string> hosts = gather_host_names(mpi.control());  // waits for rank 0 too
     std::optional<RunLog> log;

@@ -105,13 +105,14 @@ void run(const ConfigArguments& arguments) {
     });
     double copy = 0, gemm = 0;
     if (mpi.rank() == 0) {
-      copy = measure_copy_bandwidth();
-      gemm = measure_sgemm_gflops(execution_context_from_config(config));
+      const ExecutionContext execution = execution_context_from_config(config);
+      copy = measure_copy_bandwidth(execution);  // the memory the kernels compute in: HBM on cuda
+      gemm = measure_sgemm_gflops(execution);
       std::printf("# lowcomm bench compressors: %d ranks x %d threads; network: %s; granularity %s\n", mpi.size(),
                   omp_get_max_threads(), describe_network(config).c_str(),
                   config.get_string("compressor.granularity").c_str());
       std::printf("# this node: copy %.2f GB/s (%s); sgemm %.1f GFLOP/s (768^3, %s kernel)\n", copy,
-                  std::string(kCopyBandwidthMethod).c_str(), gemm, config.get_string("compute.backend").c_str());
+                  copy_bandwidth_method(execution).c_str(), gemm, config.get_string("compute.backend").c_str());
       std::printf("# cpu kernels: matrix products %s; vector loops %s\n",
                   std::string(kernels::cpu_matrix_products()).c_str(), std::string(simd_clone_in_use()).c_str());
       std::printf("# %-9s %-12s %9s %12s %8s %10s %8s %7s %10s %9s %12s\n", "compressor", "shape", "in(MB)",

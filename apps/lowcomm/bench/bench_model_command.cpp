@@ -9,7 +9,8 @@
 // N the parameter count (the LM head is tied to wte, so its matmul is in 6N; the position table
 // is a lookup, not a matmul, hence − T_max·C), the second term the attention scores and their
 // weighting at context T (counted as full, not causal, T × T). "of sgemm" = model FLOP/s as a
-// fraction of the sgemm rate: how close the step comes to spending all its time in GEMMs.
+// fraction of the sgemm rate: how close the step comes to spending all its time in GEMMs. With
+// --peak-tflops, MFU = model FLOP/s as a fraction of that peak (nanoGPT's and llm.c's figure).
 // Single process, no MPI; the data are random tokens (their values do not change the speed).
 #include <fmt/format.h>
 #include <omp.h>
@@ -38,6 +39,7 @@ struct BenchModelArguments {
   int threads = 0;  // 0: what OpenMP has (OMP_NUM_THREADS or the cores)
   std::string backend = std::string(kernels::to_string(ExecutionContext{}.backend));
   std::string precision = "fp32";
+  double peak_tflops = 0;  // the device's datasheet peak in this precision, for MFU; 0: not printed
   int steps = 5;
   int warmup = 2;
 };
@@ -111,6 +113,10 @@ void run(const BenchModelArguments& args) {
   std::printf("%-10s %6d %6d %8d %12.1f %12.1f %10.1f %10.1f %10.1f %9.1f %7.1f%%\n", args.preset.c_str(),
               args.batch, args.seq, omp_get_max_threads(), tokens_per_s, mean * 1e3, best * 1e3,
               model_s / args.steps * 1e3, optimizer_s / args.steps * 1e3, model_gflops, 100.0 * model_gflops / sgemm);
+  if (args.peak_tflops > 0) {
+    std::printf("# MFU %.1f%% (model FLOP rate / --peak-tflops %.1f)\n", 100.0 * model_gflops / (args.peak_tflops * 1e3),
+                args.peak_tflops);
+  }
   std::printf("# last loss %.4f\n", static_cast<double>(loss));
 }
 
@@ -138,6 +144,10 @@ void add_bench_model_command(CLI::App& bench) {
                     "the linear layers' products: fp32, or bf16 operands with fp32 accumulation (train.precision)")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
+  model->add_option("--peak-tflops", arguments.peak_tflops,
+                    "the hardware's peak TFLOP/s in this precision (its datasheet's): prints the model FLOP "
+                    "utilisation (MFU) against it")
+      ->check(CLI::NonNegativeNumber);
   model->add_option("--steps", arguments.steps, "timed steps")->check(CLI::Range(1, 100000))->capture_default_str();
   model->add_option("--warmup", arguments.warmup, "untimed steps first")->check(CLI::Range(0, 100000))->capture_default_str();
   model->callback([] { run(arguments); });

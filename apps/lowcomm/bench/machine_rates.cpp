@@ -1,12 +1,12 @@
 #include "machine_rates.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "lowcomm/core/timing.hpp"
 #include "lowcomm/kernels/linalg.hpp"
+#include "lowcomm/kernels/memory.hpp"
 
 namespace lowcomm::cli {
 
@@ -23,16 +23,18 @@ double best_of_five(Work&& work) {
   return best;
 }
 
+bool on_device(const ExecutionContext& execution) { return execution.backend == kernels::Backend::Cuda; }
+
 }  // namespace
 
-double measure_copy_bandwidth() {
-  const std::size_t bytes = std::size_t{256} << 20;
-  std::vector<char> from(bytes, 1), to(bytes, 0);
-  const double seconds = best_of_five([&](int i) {
-    std::memcpy(to.data(), from.data(), bytes);
-    from[static_cast<std::size_t>(i)] = to[bytes - 1 - static_cast<std::size_t>(i)];  // keep both live
-  });
-  return 2.0 * static_cast<double>(bytes) / seconds / 1e9;
+double measure_copy_bandwidth(const ExecutionContext& execution) {
+  return kernels::measure_copy_bandwidth(execution.backend, on_device(execution) ? std::size_t{1} << 30
+                                                                                   : std::size_t{256} << 20);
+}
+
+std::string copy_bandwidth_method(const ExecutionContext& execution) {
+  return on_device(execution) ? "cudaMemcpy of 1 GiB device to device, read + write"
+                              : "memcpy of 256 MiB by one core, read + write";
 }
 
 double measure_sgemm_gflops(const ExecutionContext& execution) {

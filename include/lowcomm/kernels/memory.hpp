@@ -43,4 +43,9 @@ class FloatBuffer {
   bool managed_ = false;  // CUDA managed memory rather than the host heap
 };
 
+// GB/s (read + write) of one copy of `bytes` within `backend`'s memory, best of five after a
+// warm-up, for the benchmarks' "% of copy": memcpy by one host core on the host backends; on Cuda
+// a device-to-device cudaMemcpy, the GPU's own memory (HBM) bandwidth.
+double measure_copy_bandwidth(Backend backend, std::size_t bytes);
+
 }  // namespace lowcomm::kernels
