@@ -438,10 +438,20 @@ def backends(strategy):
         with h5py.File(os.path.join(out, "log.h5"), "r") as f:
             losses[backend] = f["steps/loss"][:]
     assert np.allclose(losses["reference"], losses["cpu"], rtol=1e-4, atol=0), losses
+    # A checkpoint is the same on every backend: a run on reference resumes on cpu.
+    moved = os.path.join(WORK, f"backend-moved-{strategy}")
+    short = [a if a != "train.steps=4" else "train.steps=2" for a in run]
+    train(moved, *short, "--set", "compute.backend=reference")
+    resumed = train(moved, "--resume", *run, "--set", "compute.backend=cpu")
+    assert "resumed at step 2" in resumed.stdout, resumed.stdout
+    with h5py.File(os.path.join(moved, "log.h5"), "r") as f:
+        assert f["steps/step"][:].tolist() == [0, 1, 2, 3]
+        assert np.allclose(f["steps/loss"][:], losses["cpu"], rtol=1e-4, atol=0), (f["steps/loss"][:], losses)
     refused = train(os.path.join(WORK, "backend-cuda"), *run, "--set", "compute.backend=cuda", check=False)
     text = refused.stdout + refused.stderr
     assert refused.returncode == 2 and "compute.backend" in text and "reference" in text, (refused.returncode, text)
-    print(f"{strategy}: reference and cpu backends agree on every loss {losses['cpu']}; cuda refused")
+    print(f"{strategy}: reference and cpu backends agree on every loss {losses['cpu']}; a reference run resumed "
+          f"on cpu; cuda refused")
 
 
 def precision():

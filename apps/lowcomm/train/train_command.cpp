@@ -68,14 +68,16 @@ struct RankStep {
 };
 
 // The keys that may change when a run is resumed: its length, how often it reports, how many
-// checkpoints it keeps, and the remedies for a run stopped by NaN/Inf (the peak learning rate,
-// clipping, the NaN policy).
+// checkpoints it keeps, the remedies for a run stopped by NaN/Inf (the peak learning rate,
+// clipping, the NaN policy), and where it computes (a checkpoint is the same on every backend,
+// so a GPU run resumes on a CPU build).
 // Everything else must stay the same.
 std::int64_t resumable_hash(const Config& config) {
   const std::vector<ConfigSetting> free{{"train.steps", std::int64_t{1}},      {"train.progress_every", std::int64_t{1}},
                                         {"train.eval_every", std::int64_t{0}}, {"train.checkpoint_every", std::int64_t{0}},
                                         {"schedule.lr", 1.0},                   {"train.grad_clip", 0.0},
-                                        {"train.nonfinite", "stop"},           {"train.keep_checkpoints", std::int64_t{1}}};
+                                        {"train.nonfinite", "stop"},           {"train.keep_checkpoints", std::int64_t{1}},
+                                        {"compute.backend", "cpu"},            {"compute.threads", std::int64_t{0}}};
   return static_cast<std::int64_t>(config.with(free).hash());
 }
 
@@ -177,8 +179,8 @@ class Trainer {
       if (state.integer("train/config_hash") != resumable_hash(config_)) {
         throw ConfigError(fmt::format("the configuration differs from the one {} was started with (on "
                                       "--resume only train.steps, train.*_every, train.keep_checkpoints, schedule.lr, "
-                                      "train.grad_clip and train.nonfinite may change): pass the same --config and --set "
-                                      "options, or start a new --out",
+                                      "train.grad_clip, train.nonfinite and compute.* may change): pass the same "
+                                      "--config and --set options, or start a new --out",
                                       run_dir_.string()));
       }
       const std::vector<float>& params = state.floats("model/parameters");
