@@ -3,7 +3,8 @@
 // each, so that an optimizer's state can live in its backend's memory (managed memory on the GPU
 // for Cuda, kernels/memory.hpp) and its update run where the parameters are. The optimizers own
 // the options, the derivation of these scalars (in double, then rounded to fp32 as torch does)
-// and the state; a kernel only applies one step to one tensor.
+// and the state; a kernel only applies one step to one span of elements (a tensor, or several
+// back to back: the optimizers pass a model's flat buffers in one call).
 //
 // Every backend evaluates the same fp32 expressions in the same order with no fused multiply-add
 // (kernels/optimizer_update_rules.hpp holds them once), so each gives the Reference's bits.
