@@ -12,9 +12,10 @@ void add_compute_keys(ConfigSchema& schema) {
   for (const kernels::Backend backend : available_backends()) names.emplace_back(kernels::to_string(backend));
   schema.string("compute.backend", std::string(kernels::to_string(ExecutionContext{}.backend)),
                 "kernels that compute: cpu (optimised: OpenMP, BLAS), reference (the plain loops that "
-                "define every result; slow, for checking), in a Kokkos build kokkos (the compressors' "
-                "kernels in Kokkos's default execution space; the model has none), in a CUDA build cuda "
-                "(the compressors' and the model's kernels on this process's GPU): docs/backends.md",
+                "define every result; slow, for checking), in a Kokkos build kokkos (the compressors', "
+                "optimizers' and strategies' kernels in Kokkos's default execution space; the model has "
+                "none), in a CUDA build cuda (every kernel, the model's, optimizers' and strategies' state "
+                "on this process's GPU): docs/backends.md",
                 names);
   schema.integer("compute.threads", 0,
                  "OpenMP threads per rank for the kernels (and OpenBLAS): 0 for OMP_NUM_THREADS, else the "
