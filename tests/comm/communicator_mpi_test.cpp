@@ -227,7 +227,8 @@ TEST(Communicator, ThrottleCountsModelledTimeFromTheLastArrival) {
   // than the sleeping rank's: the bounds allow 5 ms of that (a sanitizer run at 4 ranks on 2 cores
   // missed by 0.1 ms without it); the modelled time they check is over 0.1 s.
   constexpr double kBarrierSkew = 5e-3;
-  EXPECT_GE(after_reduce, 0.3 + records[0].modelled_s - kBarrierSkew) << "left before the last rank's data could arrive";
+  EXPECT_GE(after_reduce, 0.3 + records[0].modelled_s - kBarrierSkew)
+      << "left before the last rank's data could arrive";
   double modelled = 0.0;
   for (const CollectiveRecord& record : records) {
     EXPECT_GE(record.measured_s, record.modelled_s) << to_string(record.kind);
