@@ -14,10 +14,12 @@ namespace lowcomm::kernels::detail {
 // row strides (at least their column counts). beta = 0 ignores C's contents.
 // Inside an active OpenMP parallel region OpenBLAS's OpenMP build and Eigen run the product on
 // the calling thread alone (OpenBLAS's pthread build, which AUTO falls back to, does not check).
-// Bits: the same run after run at one thread count. Across thread counts they can differ once
-// k exceeds the BLAS's k block (both OpenBLAS and Eigen cut k differently when they thread), so
-// kernels that promise thread-independent bits (the DCT, k <= 64) keep k small or, like
-// PowerSGD's thin products, do not come here. Another CBLAS may promise less (MKL needs MKL_CBWR).
+// Bits: the same run after run at one thread count. Across thread counts they can differ: both
+// OpenBLAS and Eigen cut k differently when they thread, and OpenBLAS 0.3.21's Haswell kernels
+// (seen on an AMD EPYC) change them even at k = 32, where k is not cut. So kernels that promise
+// thread-independent bits call it inside their parallel region, one product per thread (the DCT),
+// or, like PowerSGD's thin products, do not come here. Another CBLAS may promise less (MKL needs
+// MKL_CBWR).
 void sgemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
            const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
            std::int64_t ldc);

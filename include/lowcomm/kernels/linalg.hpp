@@ -34,7 +34,10 @@ void orthonormalize_columns(Backend backend, std::span<float> matrix, std::int64
 // BLAS (OpenBLAS, else Eigen) on OpenMP's threads, except three thin shapes (PowerSGD's factors),
 // which stream the big matrix once in loops of their own and give the same bits at every thread
 // count: A·B and Aᵀ·B with n ≤ 8, and A·Bᵀ with k ≤ 8. Through the BLAS the bits repeat at a
-// given thread count but may change with it once k exceeds the BLAS's k block. Cpu's sums differ from
+// given thread count but may change with it (OpenBLAS 0.3.21's Haswell kernels on an AMD EPYC
+// change them even at k = 32); called inside an active OpenMP parallel region, the BLAS runs the
+// product on the calling thread alone, and the bits no longer depend on the thread count (the DCT
+// runs its products so). Cpu's sums differ from
 // Reference's by float rounding: |C_cpu − C_ref| ≤ 1e-5·sqrt(k)·(|alpha|·(|op(A)|·|op(B)|) +
 // |beta·C|) entrywise is what the tests require (the expected rounding error of either is about
 // sqrt(k)·2^−24 of that magnitude).
