@@ -24,3 +24,27 @@ endif()
 find_package(CUDAToolkit REQUIRED)
 set(LOWCOMM_HAVE_CUDA ON)
 message(STATUS "lowcomm: CUDA enabled (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
+
+# NCCL, for comm.transport = nccl (lib/comm/nccl_transport.cpp): the toolkit's own copy, or one
+# under NCCL_ROOT (a site's module). Optional: without it the build has the MPI transport only.
+set(LOWCOMM_ENABLE_NCCL "AUTO" CACHE STRING "NCCL transport in a CUDA build: AUTO (where nccl.h and libnccl are found), ON, OFF")
+set_property(CACHE LOWCOMM_ENABLE_NCCL PROPERTY STRINGS AUTO ON OFF)
+set(LOWCOMM_HAVE_NCCL OFF)
+if(NOT LOWCOMM_ENABLE_NCCL STREQUAL "OFF")
+  find_path(LOWCOMM_NCCL_INCLUDE_DIR nccl.h HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS}
+            PATH_SUFFIXES include)
+  find_library(LOWCOMM_NCCL_LIBRARY nccl HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_DIR}
+               PATH_SUFFIXES lib lib64)
+  if(LOWCOMM_NCCL_INCLUDE_DIR AND LOWCOMM_NCCL_LIBRARY)
+    add_library(lowcomm_nccl INTERFACE IMPORTED)
+    target_include_directories(lowcomm_nccl INTERFACE ${LOWCOMM_NCCL_INCLUDE_DIR})
+    target_link_libraries(lowcomm_nccl INTERFACE ${LOWCOMM_NCCL_LIBRARY})
+    set(LOWCOMM_HAVE_NCCL ON)
+    message(STATUS "lowcomm: NCCL transport enabled (${LOWCOMM_NCCL_LIBRARY})")
+  elseif(LOWCOMM_ENABLE_NCCL STREQUAL "ON")
+    message(FATAL_ERROR "LOWCOMM_ENABLE_NCCL=ON but nccl.h or libnccl was not found: set NCCL_ROOT, "
+                        "or use -DLOWCOMM_ENABLE_NCCL=OFF")
+  else()
+    message(STATUS "lowcomm: NCCL not found: comm.transport = nccl is not in this build (set NCCL_ROOT to add it)")
+  endif()
+endif()

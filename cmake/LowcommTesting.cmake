@@ -47,19 +47,26 @@ endfunction()
 # its own reasons.
 set(LOWCOMM_NO_GPU_REGEX "no usable CUDA device for this process|CUDA device [0-9]+ of [0-9]+ cannot be used")
 
-# lowcomm_add_backend_test(<mpi test> BACKEND kokkos|cuda RANKS 1 2 LABELS ...): runs an MPI test
-# made by lowcomm_add_mpi_test once more with LOWCOMM_TEST_BACKEND=<backend>
-# (tests/support/test_backend.hpp), as <name>.<backend>.np<N>. One that skips for want of a GPU is
-# reported as skipped, not passed.
+# lowcomm_add_backend_test(<mpi test> BACKEND kokkos|cuda [TRANSPORT nccl] RANKS 1 2 LABELS ...):
+# runs an MPI test made by lowcomm_add_mpi_test once more with LOWCOMM_TEST_BACKEND=<backend>
+# (tests/support/test_backend.hpp), as <name>.<backend>.np<N>; with TRANSPORT, also with
+# LOWCOMM_TEST_TRANSPORT=<transport>, as <name>.<backend>.<transport>.np<N>. One that skips for
+# want of a GPU is reported as skipped, not passed.
 function(lowcomm_add_backend_test name)
-  cmake_parse_arguments(ARG "" "BACKEND" "RANKS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "BACKEND;TRANSPORT" "RANKS;LABELS" ${ARGN})
+  set(variant ${ARG_BACKEND})
+  set(environment "${LOWCOMM_TEST_ENVIRONMENT};LOWCOMM_TEST_BACKEND=${ARG_BACKEND}")
+  if(ARG_TRANSPORT)
+    string(APPEND variant .${ARG_TRANSPORT})
+    list(APPEND environment LOWCOMM_TEST_TRANSPORT=${ARG_TRANSPORT})
+  endif()
   foreach(ranks IN LISTS ARG_RANKS)
-    set(test ${name}.${ARG_BACKEND}.np${ranks})
+    set(test ${name}.${variant}.np${ranks})
     add_test(NAME ${test}
              COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${LOWCOMM_MPIEXEC_FLAGS}
                      ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
     set_tests_properties(${test} PROPERTIES TIMEOUT ${LOWCOMM_TEST_TIMEOUT} PROCESSORS ${ranks}
                          LABELS "${ARG_LABELS}" SKIP_REGULAR_EXPRESSION "${LOWCOMM_NO_GPU_REGEX}"
-                         ENVIRONMENT "${LOWCOMM_TEST_ENVIRONMENT};LOWCOMM_TEST_BACKEND=${ARG_BACKEND}")
+                         ENVIRONMENT "${environment}")
   endforeach()
 endfunction()

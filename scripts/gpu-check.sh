@@ -3,7 +3,7 @@
 # this GPU's architecture only, to keep the build short), builds what the GPU tests need, runs
 # every test labelled cuda or gpu (the CUDA kernels against the Reference, device-memory spans,
 # every compressor's and strategy's MPI test and DeMo's PyTorch fixture on the CUDA backend at 1
-# and 2 ranks, the model's kernels and the model against its PyTorch fixture in fp32 and bf16,
+# and 2 ranks, the collectives, compressors and strategies over NCCL at 1 rank, the model's kernels and the model against its PyTorch fixture in fp32 and bf16,
 # `lowcomm info`, the end-to-end benchmark), then `lowcomm bench compressors` and `lowcomm bench
 # model` (gpt2-124m, fp32 and bf16) on the CUDA and the Cpu backends. Sized for well under 8
 # minutes on one H200 with 16 cores (each benchmark is cut off after 2 minutes). Writes its log to
@@ -31,7 +31,7 @@ bash scripts/install-deps.sh
 start=$SECONDS
 cmake --preset cuda -DCMAKE_CUDA_ARCHITECTURES="$architecture" >/dev/null
 cmake --build --preset cuda --parallel "$(nproc)" --target lowcomm_cli kernels_cuda_test compressors_mpi_test local_rank_test \
-    strategy_mpi_test demo_fixture_test gpt_cuda_kernels_test gpt_model_test
+    strategy_mpi_test demo_fixture_test gpt_cuda_kernels_test gpt_model_test transport_mpi_test
 echo "# build: $((SECONDS - start)) s"
 echo "== tests labelled cuda or gpu =="
 status=0

@@ -30,7 +30,7 @@ for preset in "${presets[@]}"; do
       demo_fixture_test
   elif [ "$preset" = cuda ]; then
     bash scripts/build.sh cuda lowcomm_cli kernels_cuda_test compressors_mpi_test strategy_mpi_test \
-      demo_fixture_test local_rank_test gpt_cuda_kernels_test gpt_model_test
+      demo_fixture_test local_rank_test gpt_cuda_kernels_test gpt_model_test transport_mpi_test
   else
     bash scripts/build.sh "$preset"
   fi

@@ -4,43 +4,19 @@
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <thread>
 #include <utility>
 
-#include "lowcomm/core/simd_clones.hpp"
+#include "collective_transport.hpp"
 #include "lowcomm/core/timeline.hpp"
 
 namespace lowcomm {
 
 namespace {
 
-// MPI counts and displacements are ints; larger buffers must be split by the caller.
-int mpi_count(std::size_t count, std::string_view what) {
-  if (count > static_cast<std::size_t>(INT_MAX)) {
-    throw CommError(fmt::format("{}: {} elements exceed MPI's limit of {} per call; split the buffer",
-                                what, count, INT_MAX));
-  }
-  return static_cast<int>(count);
-}
-
-// MPI user reductions over 16-bit floats: each element is widened to float, added, and rounded
-// back, so every partial sum is rounded to the wire type (commutative; the order is MPI's).
-// (Two functions rather than a template, so that each gets SIMD clones.)
-LOWCOMM_SIMD_CLONES
-void sum_f16(void* in, void* inout, int* length, MPI_Datatype*) {
-  const auto* a = static_cast<const std::uint16_t*>(in);
-  auto* b = static_cast<std::uint16_t*>(inout);
-  for (int i = 0; i < *length; ++i) b[i] = kernels::float_to_f16(kernels::f16_to_float(a[i]) + kernels::f16_to_float(b[i]));
-}
-
-LOWCOMM_SIMD_CLONES
-void sum_bf16(void* in, void* inout, int* length, MPI_Datatype*) {
-  const auto* a = static_cast<const std::uint16_t*>(in);
-  auto* b = static_cast<std::uint16_t*>(inout);
-  for (int i = 0; i < *length; ++i) {
-    b[i] = kernels::float_to_bf16(kernels::bf16_to_float(a[i]) + kernels::bf16_to_float(b[i]));
-  }
+SumType sum_type_16bit(kernels::ValueType format) {
+  if (format == kernels::ValueType::F32) throw CommError("all_reduce_16bit: fp32 is not a 16-bit format");
+  return format == kernels::ValueType::F16 ? SumType::F16 : SumType::BF16;
 }
 
 }  // namespace
@@ -90,27 +66,29 @@ Communicator::Communicator(MPI_Comm comm, CommunicatorOptions options)
         "the recursive_doubling all-gather needs a power-of-two number of ranks, this job has {}; "
         "choose ring or bruck", size_));
   }
+  if (!options_.compute_scales.empty() && options_.compute_scales.size() != static_cast<std::size_t>(size_)) {
+    throw ConfigError(fmt::format("{} compute scales for a job of {} ranks: give one per rank, or none",
+                                  options_.compute_scales.size(), size_));
+  }
   check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
   // Errors come back as CommError with MPI's message instead of aborting the job.
   check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
-  if (!options_.compute_scales.empty() && options_.compute_scales.size() != static_cast<std::size_t>(size_)) {
-    throw ConfigError(fmt::format("{} compute scales for a job of {} ranks: give one per rank, or none",
-                                  options_.compute_scales.size(), size_));
+  try {
+    transport_ = make_transport(options_.transport, comm_);
+  } catch (...) {
+    MPI_Comm_free(&comm_);
+    throw;
   }
   clock_.set_compute_scales(options_.compute_scales);
   last_exit_ = now();
 }
 
 Communicator::~Communicator() {
-  // A collective still in flight must complete before its communicator and buffers go.
-  for (auto& [id, call] : in_flight_) {
-    if (!call.complete) MPI_Wait(&call.request, MPI_STATUS_IGNORE);
-  }
-  for (MPI_Op* op : {&sum_f16_, &sum_bf16_}) {
-    if (*op != MPI_OP_NULL) MPI_Op_free(op);
-  }
-  for (auto& [bytes, type] : element_types_) MPI_Type_free(&type);
+  // A collective still in flight must complete before its transport, communicator and buffers
+  // go (destroying a transfer waits for it).
+  in_flight_.clear();
+  transport_.reset();
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
@@ -153,8 +131,9 @@ void Communicator::synchronize_clock() {
                                  e.seconds});
   }
   std::vector<double> all(packed.size() * static_cast<std::size_t>(size_));
-  check_mpi(MPI_Allgather(packed.data(), mpi_count(packed.size(), "clock"), MPI_DOUBLE, all.data(),
-                          mpi_count(packed.size(), "clock"), MPI_DOUBLE, comm_),
+  // At most 4 * kMaxPendingCollectives doubles: far within an int.
+  const int packed_count = static_cast<int>(packed.size());
+  check_mpi(MPI_Allgather(packed.data(), packed_count, MPI_DOUBLE, all.data(), packed_count, MPI_DOUBLE, comm_),
             "MPI_Allgather (simulated clock)");
   for (std::size_t r = 0; r < events.size(); ++r) {
     if (r == static_cast<std::size_t>(rank_)) {
@@ -229,27 +208,10 @@ Communicator::RankCost Communicator::broadcast_cost(std::uint64_t bytes, int roo
                      [&] { return options_.network.broadcast(size_, root, bytes); });
 }
 
-MPI_Op Communicator::sum_16bit(kernels::ValueType format) {
-  if (format == kernels::ValueType::F32) throw CommError("all_reduce_16bit: fp32 is not a 16-bit format");
-  MPI_Op& op = format == kernels::ValueType::F16 ? sum_f16_ : sum_bf16_;
-  if (op == MPI_OP_NULL) {
-    MPI_User_function* function = format == kernels::ValueType::F16 ? &sum_f16 : &sum_bf16;
-    check_mpi(MPI_Op_create(function, 1, &op), "MPI_Op_create");
-  }
-  return op;
-}
-
-Communicator::GatherLayout Communicator::gather_layout(std::span<const std::size_t> counts, std::size_t element_bytes) {
-  GatherLayout layout{std::vector<int>(counts.size()), std::vector<int>(counts.size()),
-                      std::vector<std::uint64_t>(counts.size())};
-  std::size_t offset = 0;
-  for (std::size_t w = 0; w < counts.size(); ++w) {
-    layout.counts[w] = mpi_count(counts[w], "all_gather_v");
-    layout.displacements[w] = mpi_count(offset, "all_gather_v (total)");
-    layout.block_bytes[w] = counts[w] * element_bytes;
-    offset += counts[w];
-  }
-  return layout;
+std::vector<std::uint64_t> Communicator::block_bytes(std::span<const std::size_t> counts, std::size_t element_bytes) {
+  std::vector<std::uint64_t> bytes(counts.size());
+  for (std::size_t w = 0; w < counts.size(); ++w) bytes[w] = counts[w] * element_bytes;
+  return bytes;
 }
 
 Communicator::CallStart Communicator::begin_call() {
@@ -324,7 +286,7 @@ PendingCollective Communicator::start_call(CollectiveKind kind, std::uint64_t pa
   }
   InFlight& call = in_flight_.emplace(id, std::move(entry)).first->second;
   try {
-    issue(call);
+    call.transfer = issue();
   } catch (...) {
     in_flight_.erase(id);
     throw;
@@ -345,11 +307,7 @@ void Communicator::progress() {
 
 bool Communicator::test(std::uint64_t id) {
   InFlight& call = in_flight_.at(id);
-  if (!call.complete) {
-    int flag = 0;
-    check_mpi(MPI_Test(&call.request, &flag, MPI_STATUS_IGNORE), "MPI_Test");
-    call.complete = flag != 0;
-  }
+  if (!call.complete) call.complete = call.transfer->test();
   return call.complete;
 }
 
@@ -359,7 +317,7 @@ void Communicator::wait(std::uint64_t id) {
   InFlight call = std::move(found->second);
   in_flight_.erase(found);
   const double entry = now();
-  if (!call.complete) check_mpi(MPI_Wait(&call.request, MPI_STATUS_IGNORE), "MPI_Wait");
+  if (!call.complete) call.transfer->wait();
   if (options_.mode == NetworkMode::Throttle) {
     const double release = call.release;
     if (const double left = release - now(); left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
@@ -384,54 +342,33 @@ void Communicator::wait(std::uint64_t id) {
   }
 }
 
-PendingCollective Communicator::start_all_reduce_elements(void* data, std::size_t count, MPI_Datatype type,
-                                                          std::size_t element_bytes, std::function<void()> finish) {
-  const int n = mpi_count(count, "start_all_reduce");
-  const RankCost cost = all_reduce_cost(count, element_bytes);
+PendingCollective Communicator::start_all_reduce_elements(void* data, std::size_t count, SumType type,
+                                                          std::function<void()> finish) {
+  const std::size_t bytes = element_bytes(type);
+  const RankCost cost = all_reduce_cost(count, bytes);
   InFlight entry;
   entry.finish = std::move(finish);
-  return start_call(CollectiveKind::AllReduce, count * element_bytes, cost, std::move(entry),
-                    [&](InFlight& call) {
-                      check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, n, type, MPI_SUM, comm_, &call.request),
-                                "MPI_Iallreduce");
-                    });
+  return start_call(CollectiveKind::AllReduce, count * bytes, cost, std::move(entry),
+                    [&] { return transport_->start_all_reduce_sum(data, count, type); });
 }
 
 PendingCollective Communicator::start_all_reduce_16bit(std::span<std::uint16_t> data, kernels::ValueType format) {
-  const MPI_Op op = sum_16bit(format);
-  const int n = mpi_count(data.size(), "start_all_reduce_16bit");
-  const RankCost cost = all_reduce_cost(data.size(), 2);
-  return start_call(CollectiveKind::AllReduce, data.size() * 2, cost, InFlight{}, [&](InFlight& call) {
-    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data.data(), n, MPI_UINT16_T, op, comm_, &call.request),
-              "MPI_Iallreduce (16-bit)");
-  });
+  return start_all_reduce_elements(data.data(), data.size(), sum_type_16bit(format), {});
 }
 
 PendingCollective Communicator::start_all_gather_v_elements(const void* mine, std::span<const std::size_t> counts,
                                                             void* all, std::size_t element_bytes) {
-  const MPI_Datatype type = element_type(element_bytes);
-  GatherLayout layout = gather_layout(counts, element_bytes);
-  const RankCost cost = all_gather_v_cost(layout.block_bytes);
-  const std::uint64_t payload = layout.block_bytes[static_cast<std::size_t>(rank_)];
-  InFlight entry;
-  entry.layout = std::move(layout);
-  return start_call(CollectiveKind::AllGather, payload, cost, std::move(entry),
-                    [&](InFlight& call) {
-                      check_mpi(MPI_Iallgatherv(mine, call.layout.counts[static_cast<std::size_t>(rank_)], type, all,
-                                                call.layout.counts.data(), call.layout.displacements.data(), type,
-                                                comm_, &call.request),
-                                "MPI_Iallgatherv");
-                    });
+  const std::vector<std::uint64_t> blocks = block_bytes(counts, element_bytes);
+  const RankCost cost = all_gather_v_cost(blocks);
+  return start_call(CollectiveKind::AllGather, blocks[static_cast<std::size_t>(rank_)], cost, InFlight{},
+                    [&] { return transport_->start_all_gather_v(mine, counts, element_bytes, all); });
 }
 
 PendingCollective Communicator::start_broadcast_elements(void* data, std::size_t count, std::size_t element_bytes,
                                                          int root) {
-  const int n = mpi_count(count, "start_broadcast");
-  const MPI_Datatype type = element_type(element_bytes);
   const RankCost cost = broadcast_cost(count * element_bytes, root);
-  return start_call(CollectiveKind::Broadcast, count * element_bytes, cost, InFlight{}, [&](InFlight& call) {
-    check_mpi(MPI_Ibcast(data, n, type, root, comm_, &call.request), "MPI_Ibcast");
-  });
+  return start_call(CollectiveKind::Broadcast, count * element_bytes, cost, InFlight{},
+                    [&] { return transport_->start_broadcast(data, count, element_bytes, root); });
 }
 
 PendingCollective::PendingCollective(PendingCollective&& other) noexcept
@@ -470,59 +407,36 @@ void PendingCollective::wait() {
   comm->wait(id_);
 }
 
-MPI_Datatype Communicator::element_type(std::size_t element_bytes) {
-  for (const auto& [bytes, type] : element_types_) {
-    if (bytes == element_bytes) return type;
-  }
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  check_mpi(MPI_Type_contiguous(mpi_count(element_bytes, "element size"), MPI_BYTE, &type), "MPI_Type_contiguous");
-  check_mpi(MPI_Type_commit(&type), "MPI_Type_commit");
-  element_types_.emplace_back(element_bytes, type);
-  return type;
-}
-
-void Communicator::all_reduce_elements(void* data, std::size_t count, MPI_Datatype type,
-                                       std::size_t element_bytes) {
-  const int n = mpi_count(count, "all_reduce");
+void Communicator::all_reduce_elements(void* data, std::size_t count, SumType type) {
   const CallStart start = begin_call();  // the model's own cost is not the caller's compute
-  const RankCost cost = all_reduce_cost(count, element_bytes);
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, n, type, MPI_SUM, comm_), "MPI_Allreduce");
-  end_call(CollectiveKind::AllReduce, count * element_bytes, cost, start);
+  const std::size_t bytes = element_bytes(type);
+  const RankCost cost = all_reduce_cost(count, bytes);
+  transport_->all_reduce_sum(data, count, type);
+  end_call(CollectiveKind::AllReduce, count * bytes, cost, start);
 }
 
 void Communicator::all_reduce_16bit(std::span<std::uint16_t> data, kernels::ValueType format) {
-  const MPI_Op op = sum_16bit(format);
-  const int n = mpi_count(data.size(), "all_reduce_16bit");
-  const CallStart start = begin_call();
-  const RankCost cost = all_reduce_cost(data.size(), 2);
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, data.data(), n, MPI_UINT16_T, op, comm_), "MPI_Allreduce (16-bit)");
-  end_call(CollectiveKind::AllReduce, data.size() * 2, cost, start);
+  all_reduce_elements(data.data(), data.size(), sum_type_16bit(format));
 }
 
 void Communicator::all_gather_elements(const void* mine, std::size_t count, void* all,
                                        std::size_t element_bytes) {
-  const int n = mpi_count(count, "all_gather");
-  const MPI_Datatype type = element_type(element_bytes);
   const CallStart start = begin_call();
   const RankCost cost = cached_cost({CollectiveKind::AllGather, count * element_bytes, 0}, [&] {
     const std::vector<std::uint64_t> blocks(static_cast<std::size_t>(size_), count * element_bytes);
     return options_.network.all_gather(options_.all_gather_algorithm, blocks);
   });
-  check_mpi(MPI_Allgather(mine, n, type, all, n, type, comm_), "MPI_Allgather");
+  transport_->all_gather(mine, count, element_bytes, all);
   end_call(CollectiveKind::AllGather, count * element_bytes, cost, start);
 }
 
 void Communicator::all_gather_v_elements(const void* mine, std::span<const std::size_t> counts,
                                          void* all, std::size_t element_bytes) {
-  const MPI_Datatype type = element_type(element_bytes);
-  const GatherLayout layout = gather_layout(counts, element_bytes);
+  const std::vector<std::uint64_t> blocks = block_bytes(counts, element_bytes);
   const CallStart start = begin_call();
-  const RankCost cost = all_gather_v_cost(layout.block_bytes);
-  const auto me = static_cast<std::size_t>(rank_);
-  check_mpi(MPI_Allgatherv(mine, layout.counts[me], type, all, layout.counts.data(), layout.displacements.data(), type,
-                           comm_),
-            "MPI_Allgatherv");
-  end_call(CollectiveKind::AllGather, layout.block_bytes[me], cost, start);
+  const RankCost cost = all_gather_v_cost(blocks);
+  transport_->all_gather_v(mine, counts, element_bytes, all);
+  end_call(CollectiveKind::AllGather, blocks[static_cast<std::size_t>(rank_)], cost, start);
 }
 
 void Communicator::check_gather_v(std::string_view who, std::size_t mine, std::span<const std::size_t> counts,
@@ -546,10 +460,8 @@ std::vector<std::size_t> Communicator::exchange_counts(std::size_t mine) {
 
 void Communicator::broadcast_elements(void* data, std::size_t count, std::size_t element_bytes, int root) {
   const RankCost cost = broadcast_cost(count * element_bytes, root);
-  const int n = mpi_count(count, "broadcast");
-  const MPI_Datatype type = element_type(element_bytes);
   const CallStart start = begin_call();
-  check_mpi(MPI_Bcast(data, n, type, root, comm_), "MPI_Bcast");
+  transport_->broadcast(data, count, element_bytes, root);
   end_call(CollectiveKind::Broadcast, count * element_bytes, cost, start);
 }
 

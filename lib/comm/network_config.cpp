@@ -92,6 +92,12 @@ void add_network_keys(ConfigSchema& schema) {
               .description = "a CSV file of per-pair links (source,destination,latency_ms,bandwidth_mbps: the path "
                              "between two ranks, one direction per line; docs/network-model.md)",
               .optional = true});
+  // What moves the data is not part of the modelled network, but it is the Communicator's too.
+  schema.string("comm.transport", "mpi",
+                "what moves the collectives' data (counted and priced the same either way): mpi, the MPI library "
+                "(any memory it can read); nccl, NVIDIA's NCCL on each rank's GPU (a CUDA build with NCCL, "
+                "compute.backend = cuda, one GPU per rank)",
+                {"mpi", "nccl"});
   // The ranks' compute speed prices a step on the simulated clock as the links do, so it comes
   // with the network's keys.
   schema.add({.path = "cluster.rank.*.compute_scale", .type = ValueType::Float, .default_value = 1.0,
@@ -168,6 +174,18 @@ CommunicatorOptions communicator_options_from_config(const Config& config, int w
   if (config.has("network.links")) {  // after the regions: a file's pair replaces a region's
     for (const PairLinkEntry& entry : read_link_file(config.get_string("network.links"), world_size)) {
       options.network.set_pair_link(entry.source, entry.destination, entry.link);
+    }
+  }
+  if (config.has("comm.transport")) {
+    options.transport = parse_transport(config.get_string("comm.transport"));
+    if (const std::string reason = unavailable_reason(options.transport); !reason.empty()) {
+      throw ConfigError(fmt::format("comm.transport = \"{}\": {}", to_string(options.transport), reason));
+    }
+    if (options.transport == Transport::Nccl && config.has("compute.backend") &&
+        config.get_string("compute.backend") != "cuda") {
+      throw ConfigError(fmt::format("comm.transport = \"nccl\" moves GPU memory, but compute.backend = \"{}\" "
+                                    "computes on the host: set compute.backend = \"cuda\", or comm.transport = "
+                                    "\"mpi\"", config.get_string("compute.backend")));
     }
   }
   const std::vector<std::string> scaled = config.instances("cluster.rank.*.compute_scale");

@@ -79,7 +79,7 @@ TEST_P(EveryCompressor, MpiAggregateEqualsSingleProcessComputation) {
     GTEST_SKIP() << unsupported.what();  // e.g. PowerSGD needs each tensor's own shape
   }
 
-  Communicator comm(MPI_COMM_WORLD);
+  Communicator comm(MPI_COMM_WORLD, test::test_communicator_options());
   const int world = comm.size();
   const std::uint64_t seed = 1234;
   const std::uint64_t bucket_bytes = static_cast<std::uint64_t>(0.001 * 1024 * 1024);
@@ -175,7 +175,7 @@ TEST_P(EveryCompressor, StartAndFinishGiveWhatRunGives) {
   } catch (const ConfigError& unsupported) {
     GTEST_SKIP() << unsupported.what();
   }
-  Communicator comm(MPI_COMM_WORLD);
+  Communicator comm(MPI_COMM_WORLD, test::test_communicator_options());
   const Granularity granularity = parse_granularity(c.granularity);
   auto make = [&] {
     return CompressedAllReduce(comm, CompressorRegistry::global().create(config), kTensors, granularity, 1 << 10, 99,
@@ -224,7 +224,7 @@ TEST_P(EveryCompressor, StartAndFinishGiveWhatRunGives) {
 // Half-precision dense all-reduce: half the bytes of fp32, and the mean within the rounding of
 // a sum carried out in fp16 / bf16.
 TEST(NoCompression, HalfPrecisionOnTheWire) {
-  Communicator comm(MPI_COMM_WORLD);
+  Communicator comm(MPI_COMM_WORLD, test::test_communicator_options());
   const std::vector<TensorInfo> tensors{{"w", {40, 25}}};
   for (const char* type : {"fp16", "bf16"}) {
     ConfigSchema schema;
@@ -256,7 +256,7 @@ TEST(NoCompression, HalfPrecisionOnTheWire) {
 // build has no kernels for is refused by name, by every compressor that runs kernels (where the
 // build lacks one: a build with both Kokkos and CUDA has every backend).
 TEST(CompressedAllReduce, ComputesOnTheBackendOfItsExecutionContext) {
-  Communicator comm(MPI_COMM_WORLD);
+  Communicator comm(MPI_COMM_WORLD, test::test_communicator_options());
   auto run = [&](const std::string& name, kernels::Backend backend) {
     const Config config = config_for({name, "tensor", false});
     CompressedAllReduce sync(comm, CompressorRegistry::global().create(config), kTensors, Granularity::PerTensor,

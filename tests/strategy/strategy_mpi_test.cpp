@@ -48,7 +48,7 @@ struct TrainedRun {
 // Trains from `params` for steps [first, first + steps), restoring `restore` first when given.
 TrainedRun train(const Config& config, std::uint64_t first, std::uint64_t steps, std::vector<float> params,
           const StateDict* restore = nullptr) {
-  Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
+  Communicator comm(MPI_COMM_WORLD, test::test_communicator_options());
   std::unique_ptr<Strategy> strategy =
       StrategyRegistry::global().create({.comm = comm, .tensors = kModel, .config = config, .seed = 42,
                                          .execution = test_execution()});
@@ -321,7 +321,7 @@ TEST(Dropout, DataParallelAppliesTheMeanOfThePresentRanksOnEveryReplica) {
 }
 
 TEST(Diloco, RejectsInconsistentStreamingOptions) {
-  Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
+  Communicator comm(MPI_COMM_WORLD, test::test_communicator_options());
   const auto make = [&](std::vector<std::string> overrides) {
     overrides.push_back("strategy.name=diloco");
     const Config config = strategy_config(overrides);
@@ -428,7 +428,7 @@ TEST(DataParallel, OverlappedBucketsGiveTheBlockingResult) {
   overlap_keys.emplace_back("strategy.data_parallel.overlap=true");
   const TrainedRun blocking = train(strategy_config(keys), 0, 3, initial_params());
 
-  Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
+  Communicator comm(MPI_COMM_WORLD, test::test_communicator_options());
   const std::unique_ptr<Strategy> overlapped = StrategyRegistry::global().create(
       {.comm = comm, .tensors = kModel, .config = strategy_config(overlap_keys), .seed = 42,
        .execution = test_execution()});
@@ -463,7 +463,7 @@ TEST(DataParallel, OverlappedBucketsGiveTheBlockingResult) {
 }
 
 TEST(Demo, NamesTheConflictingCompressorKey) {
-  Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
+  Communicator comm(MPI_COMM_WORLD, test::test_communicator_options());
   const Config config = strategy_config({"strategy.name=demo", "compressor.name=topk"});
   try {
     StrategyRegistry::global().create(

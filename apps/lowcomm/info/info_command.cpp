@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "lowcomm/build_info.hpp"
 #include "lowcomm/comm/mpi_cuda_support.hpp"
+#include "lowcomm/comm/transport.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/comm/network_scenarios.hpp"
 #include "lowcomm/compress/registry.hpp"
@@ -43,6 +44,13 @@ std::string cuda_status() {
   const BuildInfo& build = build_info();
   if (!build.cuda_enabled) return "not built (preset cuda, or -DLOWCOMM_ENABLE_CUDA=ON with nvcc 12 or newer)";
   return fmt::format("built with nvcc {}", build.cuda_version);
+}
+
+std::string nccl_status() {
+  if (const std::string version = nccl_version(); !version.empty()) {
+    return fmt::format("{} (comm.transport = nccl)", version);
+  }
+  return "not built (a CUDA build where nccl.h and libnccl are found): comm.transport = mpi only";
 }
 
 std::string format_value(const ConfigValue& value) {
@@ -82,6 +90,7 @@ void print_info() {
             << fmt::format("  options:   {}\n", build.options)
             << fmt::format("  MPI:       {}\n", mpi_library())
             << fmt::format("  MPI+CUDA:  {}\n", describe(mpi_cuda_support()))
+            << fmt::format("  NCCL:      {}\n", nccl_status())
             << fmt::format("  HDF5:      {}\n", hdf5_library())
             << fmt::format("  CUDA:      {}\n", cuda_status())
             << fmt::format("  Kokkos:    {}\n", build.kokkos_enabled

@@ -1,8 +1,9 @@
 #pragma once
 // Every collective lowcomm runs goes through a Communicator. It wraps an MPI communicator (its
-// own duplicate, so lowcomm's traffic never mixes with the caller's), runs the collective on
-// host buffers, and records for this rank the bytes the modelled algorithm sends and receives,
-// the measured time, and the time the network model charges. The simulated clock adds measured
+// own duplicate, so lowcomm's traffic never mixes with the caller's), has its transport (MPI, or
+// NCCL on the GPU: transport.hpp) move the data, and records for this rank the bytes the
+// modelled algorithm sends and receives, the measured time, and the time the network model
+// charges, the same whichever transport moved them. The simulated clock adds measured
 // compute to modelled communication, so a run on a fast cluster answers "how long would this
 // take on 100 Mbps links?"; a collective started without blocking (start_*) runs on the clock
 // while the rank computes, so overlap is credited (simulated_clock.hpp). Bookkeeping between the
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <tuple>
@@ -24,6 +26,7 @@
 #include "lowcomm/comm/mpi_types.hpp"
 #include "lowcomm/comm/network_model.hpp"
 #include "lowcomm/comm/simulated_clock.hpp"
+#include "lowcomm/comm/transport.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/float16.hpp"
 
@@ -72,9 +75,15 @@ struct CommunicatorOptions {
   // compute_scales[r] times as long as measured (SimulatedClock::set_compute_scales). Empty:
   // every rank as measured; otherwise one entry per rank.
   std::vector<double> compute_scales;
+  // What moves the data (comm.transport). Buffers given to the collectives must be memory it
+  // can read: host or CUDA managed memory for MPI (ReduceOp::Average divides on the host), and
+  // for NCCL also device memory, except for an average.
+  Transport transport = Transport::Mpi;
 };
 
 class Communicator;
+class CollectiveTransport;
+class TransferInFlight;
 
 // A non-blocking collective in flight, returned by Communicator::start_*. Its buffers must stay
 // untouched until wait() returns. wait() is collective in the sense that every rank must wait for
@@ -106,7 +115,8 @@ class PendingCollective {
 
 class Communicator {
  public:
-  // Collective over `comm`: every rank must construct its Communicator together.
+  // Collective over `comm`: every rank must construct its Communicator together. Throws
+  // ConfigError for a transport this build lacks, lowcomm::Error where NCCL cannot start.
   explicit Communicator(MPI_Comm comm, CommunicatorOptions options = {});
   ~Communicator();
   Communicator(const Communicator&) = delete;
@@ -196,7 +206,7 @@ class Communicator {
 
  private:
   friend class PendingCollective;
-  void all_reduce_elements(void* data, std::size_t count, MPI_Datatype type, std::size_t element_bytes);
+  void all_reduce_elements(void* data, std::size_t count, SumType type);
   void all_gather_elements(const void* mine, std::size_t count, void* all, std::size_t element_bytes);
   void all_gather_v_elements(const void* mine, std::span<const std::size_t> counts, void* all,
                              std::size_t element_bytes);
@@ -206,13 +216,12 @@ class Communicator {
   void check_gather_v(std::string_view who, std::size_t mine, std::span<const std::size_t> counts,
                       std::size_t all) const;
 
-  PendingCollective start_all_reduce_elements(void* data, std::size_t count, MPI_Datatype type,
-                                              std::size_t element_bytes, std::function<void()> finish);
+  PendingCollective start_all_reduce_elements(void* data, std::size_t count, SumType type,
+                                              std::function<void()> finish);
   PendingCollective start_all_gather_v_elements(const void* mine, std::span<const std::size_t> counts, void* all,
                                                 std::size_t element_bytes);
   PendingCollective start_broadcast_elements(void* data, std::size_t count, std::size_t element_bytes, int root);
 
-  MPI_Datatype element_type(std::size_t element_bytes);  // contiguous bytes, cached per size
   double now() const;
 
   // What the model charges this rank for one call. Training repeats the same collectives every
@@ -231,13 +240,7 @@ class Communicator {
   RankCost all_reduce_cost(std::size_t count, std::size_t element_bytes);
   RankCost all_gather_v_cost(std::span<const std::uint64_t> block_bytes);
   RankCost broadcast_cost(std::uint64_t bytes, int root);
-  MPI_Op sum_16bit(kernels::ValueType format);  // made on first use
-  // MPI's counts and displacements of an all-gather of `counts` elements per rank.
-  struct GatherLayout {
-    std::vector<int> counts, displacements;
-    std::vector<std::uint64_t> block_bytes;
-  };
-  static GatherLayout gather_layout(std::span<const std::size_t> counts, std::size_t element_bytes);
+  static std::vector<std::uint64_t> block_bytes(std::span<const std::size_t> counts, std::size_t element_bytes);
 
   // Called around every MPI call: throttles, advances the clock, records.
   struct CallStart {
@@ -254,17 +257,16 @@ class Communicator {
 
   // Non-blocking collectives in flight, by number (the clock's collective numbers).
   struct InFlight {
-    MPI_Request request = MPI_REQUEST_NULL;
+    std::unique_ptr<TransferInFlight> transfer;
     CollectiveKind kind = CollectiveKind::AllReduce;
     std::uint64_t payload_bytes = 0;
     RankCost cost{};
     double started = 0.0;         // wall time at the start call
     double release = 0.0;         // throttle: when its modelled transfer ends (after the queue)
-    GatherLayout layout;          // an all-gather's counts, which MPI reads until completion
     std::function<void()> finish;  // after completion (the average's division)
     bool complete = false;
   };
-  // Starts a collective: `issue` makes the MPI call on the entry's request.
+  // Starts a collective: `issue` starts the transport's transfer and returns it.
   template <class Issue>
   PendingCollective start_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost,
                                InFlight entry, Issue&& issue);
@@ -278,10 +280,8 @@ class Communicator {
   CommCounters totals_;
   std::array<CommCounters, kCollectiveKinds> by_kind_{};
   std::vector<CollectiveRecord> records_;
-  std::vector<std::pair<std::size_t, MPI_Datatype>> element_types_;
+  std::unique_ptr<CollectiveTransport> transport_;
   std::map<CostKey, RankCost> cost_cache_;
-  MPI_Op sum_f16_ = MPI_OP_NULL;   // user-defined sums of 16-bit floats, made on first use
-  MPI_Op sum_bf16_ = MPI_OP_NULL;
   // The simulated clock as of the last synchronize_clock(), and this rank's calls since then.
   SimulatedClock clock_;
   std::vector<ClockEvent> clock_events_;
@@ -302,7 +302,7 @@ void Communicator::all_reduce(std::span<T> data, ReduceOp op) {
                       "use ReduceOp::Sum for integers and divide yourself");
     }
   }
-  all_reduce_elements(data.data(), data.size(), mpi_datatype<T>(), sizeof(T));
+  all_reduce_elements(data.data(), data.size(), sum_type<T>());
   if (op == ReduceOp::Average) {
     const T ranks = static_cast<T>(size_);
     for (T& x : data) x /= ranks;
@@ -353,7 +353,7 @@ PendingCollective Communicator::start_all_reduce(std::span<T> data, ReduceOp op)
       };
     }
   }
-  return start_all_reduce_elements(data.data(), data.size(), mpi_datatype<T>(), sizeof(T), std::move(finish));
+  return start_all_reduce_elements(data.data(), data.size(), sum_type<T>(), std::move(finish));
 }
 
 template <Transferable T>

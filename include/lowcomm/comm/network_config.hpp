@@ -8,6 +8,7 @@
 //   network.all_reduce_algorithm     ring | rabenseifner
 //   network.all_gather_algorithm     ring | recursive_doubling | bruck
 //   network.links                    a CSV file of per-pair links (link_file.hpp)
+//   comm.transport                   mpi | nccl: what moves the data (transport.hpp)
 //   cluster.rank.<r>.compute_scale   a straggler: rank r's compute counts this many times
 //   cluster.dropout                  each rank absent from each step's exchanges with this probability
 //   cluster.rank.<r>.absent_steps    scheduled outages of rank r ("10-20,50-60")
@@ -21,8 +22,9 @@ namespace lowcomm {
 
 void add_network_keys(ConfigSchema& schema);
 
-// Throws ConfigError (naming the key) for a per-rank link of a rank the job does not have, or a
-// recursive-doubling all-gather on a world size that is no power of two.
+// Throws ConfigError (naming the key) for a per-rank link of a rank the job does not have, a
+// recursive-doubling all-gather on a world size that is no power of two, or a transport this build
+// lacks or the compute backend cannot use (nccl needs compute.backend = cuda).
 CommunicatorOptions communicator_options_from_config(const Config& config, int world_size);
 
 // Who takes part in each step (cluster.dropout, cluster.rank.*.absent_steps), drawn from `seed`.
