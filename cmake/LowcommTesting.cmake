@@ -45,7 +45,9 @@ endfunction()
 # unavailable reasons (kernels/cuda/runtime.cpp). CTest reports such a test as skipped, not passed;
 # matching GTest's "[  SKIPPED ]" instead would also hide a GPU run in which one case skipped for
 # its own reasons.
-set(LOWCOMM_NO_GPU_REGEX "no usable CUDA device for this process|CUDA device [0-9]+ of [0-9]+ cannot be used")
+# (And NCCL's refusal of two ranks on one GPU, where a test asks for more ranks than there are GPUs.)
+set(LOWCOMM_NO_GPU_REGEX
+    "no usable CUDA device for this process|CUDA device [0-9]+ of [0-9]+ cannot be used|ranks [0-9]+ and [0-9]+ share the GPU")
 
 # lowcomm_add_backend_test(<mpi test> BACKEND kokkos|cuda [TRANSPORT nccl] RANKS 1 2 LABELS ...):
 # runs an MPI test made by lowcomm_add_mpi_test once more with LOWCOMM_TEST_BACKEND=<backend>

@@ -275,6 +275,7 @@ PendingCollective Communicator::start_call(CollectiveKind kind, std::uint64_t pa
                                            InFlight entry, Issue&& issue) {
   const double arrival = now();
   const double modelled_s = options_.mode != NetworkMode::Off ? cost.seconds : 0.0;
+  const double network_free = throttle_network_free_;  // restored if the transfer cannot start
   const std::uint64_t id = next_collective_++;
   entry.kind = kind;
   entry.payload_bytes = payload_bytes;
@@ -289,6 +290,8 @@ PendingCollective Communicator::start_call(CollectiveKind kind, std::uint64_t pa
     call.transfer = issue();
   } catch (...) {
     in_flight_.erase(id);
+    next_collective_ = id;
+    throttle_network_free_ = network_free;
     throw;
   }
   // The bytes are counted now; the measured time when it is waited for. The call itself is

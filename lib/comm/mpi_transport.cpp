@@ -71,15 +71,16 @@ class MpiTransfer final : public TransferInFlight {
   bool test() override {
     if (!complete_) {
       int flag = 0;
-      check_mpi(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "MPI_Test");
-      complete_ = flag != 0;
+      const int status = MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
+      complete_ = flag != 0 || status != MPI_SUCCESS;
+      check_mpi(status, "MPI_Test");
     }
     return complete_;
   }
   void wait() override {
     if (complete_) return;
+    complete_ = true;  // a failed wait is not waited for again, by the destructor
     check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
-    complete_ = true;
   }
   MPI_Request* request() { return &request_; }
   std::optional<GatherLayout> layout;

@@ -177,10 +177,9 @@ CommunicatorOptions communicator_options_from_config(const Config& config, int w
     }
   }
   if (config.has("comm.transport")) {
+    // Whether this build has the transport is the Communicator's to check, when one starts
+    // (`lowcomm plan` prices a configuration without moving any data).
     options.transport = parse_transport(config.get_string("comm.transport"));
-    if (const std::string reason = unavailable_reason(options.transport); !reason.empty()) {
-      throw ConfigError(fmt::format("comm.transport = \"{}\": {}", to_string(options.transport), reason));
-    }
     if (options.transport == Transport::Nccl && config.has("compute.backend") &&
         config.get_string("compute.backend") != "cuda") {
       throw ConfigError(fmt::format("comm.transport = \"nccl\" moves GPU memory, but compute.backend = \"{}\" "

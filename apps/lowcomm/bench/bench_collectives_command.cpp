@@ -142,9 +142,10 @@ TableSchema table_schema(std::string name, int world_size) {
 
 void print_header(Op op, const Communicator& comm, const Config& config) {
   const bool reduce = op == Op::AllReduce;
-  std::printf("\n# %s (float32%s), %d ranks; network: %s; modelled algorithm: %s\n",
+  std::printf("\n# %s (float32%s), %d ranks, moved by %s (rawMPI: the MPI call on the same host buffers); "
+              "network: %s; modelled algorithm: %s\n",
               reduce ? "all_reduce" : "all_gather", reduce ? ", sum" : "", comm.size(),
-              describe_network(config).c_str(),
+              std::string(to_string(comm.options().transport)).c_str(), describe_network(config).c_str(),
               reduce ? std::string(to_string(comm.options().all_reduce_algorithm)).c_str()
                      : std::string(to_string(comm.options().all_gather_algorithm)).c_str());
   std::printf("# %12s %11s %11s %9s %9s %7s %11s %9s %13s %11s %6s\n", "size(B)", "count",

@@ -69,15 +69,16 @@ struct RankStep {
 
 // The keys that may change when a run is resumed: its length, how often it reports, how many
 // checkpoints it keeps, the remedies for a run stopped by NaN/Inf (the peak learning rate,
-// clipping, the NaN policy), and where it computes (a checkpoint is the same on every backend,
-// so a GPU run resumes on a CPU build).
+// clipping, the NaN policy), and where it computes and what moves its data (a checkpoint is the
+// same on every backend and transport, so a GPU run resumes on a CPU build).
 // Everything else must stay the same.
 std::int64_t resumable_hash(const Config& config) {
   const std::vector<ConfigSetting> free{{"train.steps", std::int64_t{1}},      {"train.progress_every", std::int64_t{1}},
                                         {"train.eval_every", std::int64_t{0}}, {"train.checkpoint_every", std::int64_t{0}},
                                         {"schedule.lr", 1.0},                   {"train.grad_clip", 0.0},
                                         {"train.nonfinite", "stop"},           {"train.keep_checkpoints", std::int64_t{1}},
-                                        {"compute.backend", "cpu"},            {"compute.threads", std::int64_t{0}}};
+                                        {"compute.backend", "cpu"},            {"compute.threads", std::int64_t{0}},
+                                        {"comm.transport", "mpi"}};
   return static_cast<std::int64_t>(config.with(free).hash());
 }
 

@@ -23,8 +23,9 @@ namespace lowcomm {
 void add_network_keys(ConfigSchema& schema);
 
 // Throws ConfigError (naming the key) for a per-rank link of a rank the job does not have, a
-// recursive-doubling all-gather on a world size that is no power of two, or a transport this build
-// lacks or the compute backend cannot use (nccl needs compute.backend = cuda).
+// recursive-doubling all-gather on a world size that is no power of two, or a transport the
+// compute backend cannot use (nccl needs compute.backend = cuda, where the configuration has that
+// key). A transport this build lacks is refused when the Communicator starts.
 CommunicatorOptions communicator_options_from_config(const Config& config, int world_size);
 
 // Who takes part in each step (cluster.dropout, cluster.rank.*.absent_steps), drawn from `seed`.
