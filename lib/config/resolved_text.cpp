@@ -21,11 +21,15 @@ struct PathLess {
 
 }  // namespace
 
-std::string Config::to_toml() const {
-  // One TOML table per parent path, top-level keys first; paths were checked to be bare keys,
-  // so no quoting is needed, and the schema forbids a path that is both a value and a table.
+namespace {
+
+using Values = std::map<std::string, ConfigValue, std::less<>>;
+
+// One TOML table per parent path, top-level keys first; paths were checked to be bare keys, so no
+// quoting is needed, and the schema forbids a path that is both a value and a table.
+std::string toml_of(const Values& values) {
   std::map<std::string, std::vector<std::pair<std::string, const ConfigValue*>>, PathLess> tables;
-  for (const auto& [path, value] : values_) {
+  for (const auto& [path, value] : values) {
     const std::size_t dot = path.rfind('.');
     const std::string parent = dot == std::string::npos ? std::string() : path.substr(0, dot);
     tables[parent].emplace_back(path.substr(dot + 1), &value);
@@ -40,13 +44,28 @@ std::string Config::to_toml() const {
   return text;
 }
 
-std::uint64_t Config::hash() const {
+std::uint64_t fnv1a(std::string_view text) {
   std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64 offset basis and prime
-  for (const char c : to_toml()) {
+  for (const char c : text) {
     hash ^= static_cast<unsigned char>(c);
     hash *= 0x100000001b3ULL;
   }
   return hash;
+}
+
+}  // namespace
+
+std::string Config::to_toml() const { return toml_of(values_); }
+
+std::uint64_t Config::hash() const { return fnv1a(to_toml()); }
+
+std::uint64_t Config::hash_of_changes() const {
+  Values changed;
+  for (const auto& [path, value] : values_) {
+    const ConfigKey* key = schema_.resolve(path);
+    if (key == nullptr || !key->default_value || *key->default_value != value) changed.emplace(path, value);
+  }
+  return fnv1a(toml_of(changed));
 }
 
 }  // namespace lowcomm

@@ -569,5 +569,26 @@ TEST(ConfigHash, IsFnv1aOfTheTextAndFollowsTheValues) {
   EXPECT_EQ(Config::defaults(test_schema(), same_value).hash(), base.hash());
 }
 
+// What a checkpoint records: a key added to the schema later, at its default, changes nothing; a
+// value off its default, or the new key set to another value, changes it.
+TEST(ConfigHash, OfChangesIgnoresKeysAtTheirDefaults) {
+  const Overrides run = {"bench.iterations=11", "network.rank.2.upload_mbps=5"};
+  const Config before = Config::defaults(test_schema(), run);
+  ConfigSchema grown = test_schema();
+  grown.string("comm.transport", "mpi", "added later", {"mpi", "nccl"});
+  const Config after = Config::defaults(grown, run);
+  EXPECT_NE(after.hash(), before.hash());
+  EXPECT_EQ(after.hash_of_changes(), before.hash_of_changes());
+  // Only the changed values count: the text of the two of them (the optional key has no default).
+  EXPECT_EQ(before.hash_of_changes(),
+            fnv1a("[bench]\niterations = 11\n\n[network.rank.2]\nupload_mbps = 5.0\n"));
+  const Overrides transport = {"bench.iterations=11", "network.rank.2.upload_mbps=5", "comm.transport=nccl"};
+  EXPECT_NE(Config::defaults(grown, transport).hash_of_changes(), before.hash_of_changes());
+  EXPECT_NE(Config::defaults(test_schema(), Overrides{"bench.iterations=12"}).hash_of_changes(),
+            before.hash_of_changes());
+  EXPECT_EQ(Config::defaults(test_schema(), Overrides{"seed=42"}).hash_of_changes(),
+            Config::defaults(test_schema()).hash_of_changes());
+}
+
 }  // namespace
 }  // namespace lowcomm

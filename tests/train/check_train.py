@@ -447,11 +447,15 @@ def backends(strategy):
     with h5py.File(os.path.join(moved, "log.h5"), "r") as f:
         assert f["steps/step"][:].tolist() == [0, 1, 2, 3]
         assert np.allclose(f["steps/loss"][:], losses["cpu"], rtol=1e-4, atol=0), (f["steps/loss"][:], losses)
+    # Any other change is refused on --resume, saying what may change.
+    changed = train(moved, "--resume", *run, "--set", "compute.backend=cpu", "--set", "seed=7", check=False)
+    text = changed.stdout + changed.stderr
+    assert changed.returncode == 2 and "configuration differs" in text and "comm.transport may change" in text, text
     refused = train(os.path.join(WORK, "backend-cuda"), *run, "--set", "compute.backend=cuda", check=False)
     text = refused.stdout + refused.stderr
     assert refused.returncode == 2 and "compute.backend" in text and "reference" in text, (refused.returncode, text)
     print(f"{strategy}: reference and cpu backends agree on every loss {losses['cpu']}; a reference run resumed "
-          f"on cpu; cuda refused")
+          f"on cpu; a changed seed refused on --resume; cuda refused")
 
 
 def precision():

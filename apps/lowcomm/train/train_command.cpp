@@ -71,7 +71,8 @@ struct RankStep {
 // checkpoints it keeps, the remedies for a run stopped by NaN/Inf (the peak learning rate,
 // clipping, the NaN policy), and where it computes and what moves its data (a checkpoint is the
 // same on every backend and transport, so a GPU run resumes on a CPU build).
-// Everything else must stay the same.
+// Everything else must stay the same. Keys at their defaults do not count (hash_of_changes), so a
+// later build whose schema has more keys still resumes the run.
 std::int64_t resumable_hash(const Config& config) {
   const std::vector<ConfigSetting> free{{"train.steps", std::int64_t{1}},      {"train.progress_every", std::int64_t{1}},
                                         {"train.eval_every", std::int64_t{0}}, {"train.checkpoint_every", std::int64_t{0}},
@@ -79,7 +80,7 @@ std::int64_t resumable_hash(const Config& config) {
                                         {"train.nonfinite", "stop"},           {"train.keep_checkpoints", std::int64_t{1}},
                                         {"compute.backend", "cpu"},            {"compute.threads", std::int64_t{0}},
                                         {"comm.transport", "mpi"}};
-  return static_cast<std::int64_t>(config.with(free).hash());
+  return static_cast<std::int64_t>(config.with(free).hash_of_changes());
 }
 
 // The first tensor whose gradient holds NaN or Inf, or "" when all are finite.
@@ -180,7 +181,7 @@ class Trainer {
       if (state.integer("train/config_hash") != resumable_hash(config_)) {
         throw ConfigError(fmt::format("the configuration differs from the one {} was started with (on "
                                       "--resume only train.steps, train.*_every, train.keep_checkpoints, schedule.lr, "
-                                      "train.grad_clip, train.nonfinite and compute.* may change): pass the same "
+                                      "train.grad_clip, train.nonfinite, compute.* and comm.transport may change): pass the same "
                                       "--config and --set options, or start a new --out",
                                       run_dir_.string()));
       }

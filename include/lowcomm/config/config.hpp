@@ -111,6 +111,10 @@ class Config {
   // reads back to an equal Config.
   std::string to_toml() const;
   std::uint64_t hash() const;  // FNV-1a 64 of to_toml()
+  // The same of the values that differ from their keys' defaults (and of those whose key has
+  // none): an identity that a key added to the schema later, at its default, leaves unchanged.
+  // A checkpoint records it, so a later build with more keys still resumes the run.
+  std::uint64_t hash_of_changes() const;
 
   // Equal when they resolve to the same values (the schemas are not compared).
   bool operator==(const Config& other) const { return values_ == other.values_; }
