@@ -2,7 +2,8 @@
 
 namespace lowcomm::gpt {
 
-Activations::Activations(const GptConfig& config, std::int64_t B, std::int64_t T, kernels::Backend backend)
+Activations::Activations(const GptConfig& config, std::int64_t B, std::int64_t T, kernels::Backend backend,
+                         kernels::Precision precision)
     : B_(B), T_(T) {
   const std::int64_t N = B * T, C = config.width, V = config.vocab_size;
   const std::int64_t att = B * config.heads * T * T;
@@ -19,28 +20,47 @@ Activations::Activations(const GptConfig& config, std::int64_t B, std::int64_t T
     used += (count + kPieceAlignment - 1) / kPieceAlignment * kPieceAlignment;
     return out;
   };
+  // The product inputs: fp32 pieces, or in bf16 pieces of the second allocation (128 values: 256 bytes).
+  const bool bf16 = precision == kernels::Precision::Bf16;
+  std::int64_t used_half = 0;
+  auto take_input = [&](std::int64_t count) {
+    ProductInput in;
+    if (!bf16) {
+      in.fp32 = take(count);
+      return in;
+    }
+    if (carve) {
+      in.bf16 = half_storage_.span().subspan(static_cast<std::size_t>(used_half), static_cast<std::size_t>(count));
+    }
+    used_half += (count + 2 * kPieceAlignment - 1) / (2 * kPieceAlignment) * (2 * kPieceAlignment);
+    return in;
+  };
   layers.resize(static_cast<std::size_t>(config.layers));
   for (int pass = 0; pass < 2; ++pass) {
     carve = pass == 1;
-    if (carve) storage_ = kernels::FloatBuffer(backend, static_cast<std::size_t>(used));
+    if (carve) {
+      storage_ = kernels::FloatBuffer(backend, static_cast<std::size_t>(used));
+      if (bf16) half_storage_ = kernels::HalfBuffer(backend, static_cast<std::size_t>(used_half));
+    }
     used = 0;
+    used_half = 0;
     embedded = take(N * C);
     for (LayerActivations& l : layers) {
-      l.ln_1 = take(N * C);
+      l.ln_1 = take_input(N * C);
       l.ln_1_mean = take(N);
       l.ln_1_rstd = take(N);
       l.qkv = take(N * 3 * C);
       l.att = take(att);
-      l.atty = take(N * C);
+      l.atty = take_input(N * C);
       l.residual_2 = take(N * C);
-      l.ln_2 = take(N * C);
+      l.ln_2 = take_input(N * C);
       l.ln_2_mean = take(N);
       l.ln_2_rstd = take(N);
       l.fc = take(N * 4 * C);
-      l.fc_gelu = take(N * 4 * C);
+      l.fc_gelu = take_input(N * 4 * C);
       l.residual_3 = take(N * C);
     }
-    ln_f = take(N * C);
+    ln_f = take_input(N * C);
     ln_f_mean = take(N);
     ln_f_rstd = take(N);
     logits = take(N * V);

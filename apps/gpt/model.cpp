@@ -12,6 +12,7 @@
 #include "lowcomm/kernels/cross_entropy.hpp"
 #include "lowcomm/kernels/elementwise.hpp"
 #include "lowcomm/kernels/embedding.hpp"
+#include "lowcomm/kernels/float16.hpp"
 #include "lowcomm/kernels/gelu.hpp"
 #include "lowcomm/kernels/layernorm.hpp"
 #include "lowcomm/kernels/linear.hpp"
@@ -65,10 +66,43 @@ void GptModel::check_batch(std::span<const std::int32_t> tokens,
   }
 }
 
+namespace {
+
+// Where a kernel writes a product input: its fp32 storage, or `scratch` (fp32), which kept()
+// then rounds into its bf16 storage.
+std::span<float> written(const ProductInput& in, std::span<float> scratch) {
+  return in.bf16.empty() ? in.fp32 : scratch.first(in.bf16.size());
+}
+
+void kept(Backend backend, const ProductInput& in, std::span<const float> written) {
+  if (!in.bf16.empty()) encode_values(backend, written, ValueType::BF16, std::as_writable_bytes(in.bf16));
+}
+
+void linear_forward_from(Backend backend, Precision precision, std::span<float> out, const ProductInput& in,
+                         std::span<const float> weight, std::span<const float> bias, std::int64_t N, std::int64_t IC,
+                         std::int64_t OC) {
+  if (!in.bf16.empty()) {
+    return linear_forward(backend, out, std::span<const std::uint16_t>(in.bf16), weight, bias, N, IC, OC);
+  }
+  linear_forward(backend, out, std::span<const float>(in.fp32), weight, bias, N, IC, OC, precision);
+}
+
+void linear_backward_from(Backend backend, Precision precision, std::span<float> dinp, std::span<float> dweight,
+                          std::span<float> dbias, std::span<const float> dout, const ProductInput& in,
+                          std::span<const float> weight, std::int64_t N, std::int64_t IC, std::int64_t OC) {
+  if (!in.bf16.empty()) {
+    return linear_backward(backend, dinp, dweight, dbias, dout, std::span<const std::uint16_t>(in.bf16), weight, N,
+                           IC, OC);
+  }
+  linear_backward(backend, dinp, dweight, dbias, dout, std::span<const float>(in.fp32), weight, N, IC, OC, precision);
+}
+
+}  // namespace
+
 Activations& GptModel::activations_for(std::int64_t B, std::int64_t T) {
   if (!activations_ || activations_->B() != B || activations_->T() != T) {
     activations_.reset();  // free the old shape's memory before allocating the new one
-    activations_ = std::make_unique<Activations>(config_, B, T, backend_);
+    activations_ = std::make_unique<Activations>(config_, B, T, backend_, precision_);
   }
   return *activations_;
 }
@@ -77,34 +111,44 @@ void GptModel::forward(std::span<const std::int32_t> tokens, Activations& a) {
   const std::int64_t B = a.B(), T = a.T(), N = B * T;
   const std::int64_t C = config_.width, V = config_.vocab_size, H = config_.heads;
   const auto& p = parameter_spans_;
+  const auto linear = [&](std::span<float> out, const ProductInput& in, std::span<const float> weight,
+                          std::span<const float> bias, std::int64_t IC, std::int64_t OC) {
+    linear_forward_from(backend_, precision_, out, in, weight, bias, N, IC, OC);
+  };
   embedding_forward(backend_, a.embedded, tokens, p[layout_.wte()], p[layout_.wpe()], B, T, C, V);
   std::span<const float> residual = a.embedded;
   for (std::int64_t l = 0; l < config_.layers; ++l) {
     LayerActivations& x = a.layers[static_cast<std::size_t>(l)];
     auto w = [&](BlockTensor which) { return std::span<const float>(p[layout_.block(l, which)]); };
-    layernorm_forward(backend_, x.ln_1, x.ln_1_mean, x.ln_1_rstd, residual,
+    const std::span<float> ln_1 = written(x.ln_1, a.d_narrow);
+    layernorm_forward(backend_, ln_1, x.ln_1_mean, x.ln_1_rstd, residual,
                       w(BlockTensor::ln_1_weight), w(BlockTensor::ln_1_bias), N, C);
-    linear_forward(backend_, x.qkv, x.ln_1, w(BlockTensor::c_attn_weight),
-                   w(BlockTensor::c_attn_bias), N, C, 3 * C, precision_);
-    attention_forward(backend_, x.atty, x.att, x.qkv, B, T, C, H);
-    linear_forward(backend_, a.branch, x.atty, w(BlockTensor::attn_c_proj_weight),
-                   w(BlockTensor::attn_c_proj_bias), N, C, C, precision_);
+    kept(backend_, x.ln_1, ln_1);
+    linear(x.qkv, x.ln_1, w(BlockTensor::c_attn_weight), w(BlockTensor::c_attn_bias), C, 3 * C);
+    const std::span<float> atty = written(x.atty, a.d_narrow);
+    attention_forward(backend_, atty, x.att, x.qkv, B, T, C, H);
+    kept(backend_, x.atty, atty);
+    linear(a.branch, x.atty, w(BlockTensor::attn_c_proj_weight), w(BlockTensor::attn_c_proj_bias), C, C);
     residual_add(backend_, x.residual_2, residual, a.branch);
-    layernorm_forward(backend_, x.ln_2, x.ln_2_mean, x.ln_2_rstd, x.residual_2,
+    const std::span<float> ln_2 = written(x.ln_2, a.d_narrow);
+    layernorm_forward(backend_, ln_2, x.ln_2_mean, x.ln_2_rstd, x.residual_2,
                       w(BlockTensor::ln_2_weight), w(BlockTensor::ln_2_bias), N, C);
-    linear_forward(backend_, x.fc, x.ln_2, w(BlockTensor::c_fc_weight), w(BlockTensor::c_fc_bias),
-                   N, C, 4 * C, precision_);
-    gelu_forward(backend_, x.fc_gelu, x.fc);
-    linear_forward(backend_, a.branch, x.fc_gelu, w(BlockTensor::mlp_c_proj_weight),
-                   w(BlockTensor::mlp_c_proj_bias), N, 4 * C, C, precision_);
+    kept(backend_, x.ln_2, ln_2);
+    linear(x.fc, x.ln_2, w(BlockTensor::c_fc_weight), w(BlockTensor::c_fc_bias), C, 4 * C);
+    const std::span<float> fc_gelu = written(x.fc_gelu, a.d_wide);
+    gelu_forward(backend_, fc_gelu, x.fc);
+    kept(backend_, x.fc_gelu, fc_gelu);
+    linear(a.branch, x.fc_gelu, w(BlockTensor::mlp_c_proj_weight), w(BlockTensor::mlp_c_proj_bias), 4 * C, C);
     residual_add(backend_, x.residual_3, x.residual_2, a.branch);
     residual = x.residual_3;
     if (between_blocks_) between_blocks_();
   }
-  layernorm_forward(backend_, a.ln_f, a.ln_f_mean, a.ln_f_rstd, residual, p[layout_.ln_f_weight()],
+  const std::span<float> ln_f = written(a.ln_f, a.d_narrow);
+  layernorm_forward(backend_, ln_f, a.ln_f_mean, a.ln_f_rstd, residual, p[layout_.ln_f_weight()],
                     p[layout_.ln_f_bias()], N, C);
+  kept(backend_, a.ln_f, ln_f);
   // The LM head is wte itself: logits = ln_f · wteᵀ, no bias.
-  linear_forward(backend_, a.logits, a.ln_f, p[layout_.wte()], {}, N, C, V, precision_);
+  linear(a.logits, a.ln_f, p[layout_.wte()], {}, C, V);
 }
 
 void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
@@ -113,7 +157,12 @@ void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
   const auto& p = parameter_spans_;
   const auto& g = gradient_spans_;
   // a.logits holds dlogits here (the fused loss wrote them in place).
-  linear_backward(backend_, a.d_narrow, g[layout_.wte()], {}, a.logits, a.ln_f, p[layout_.wte()], N, C, V, precision_);
+  const auto linear = [&](std::span<float> dinp, std::span<float> dweight, std::span<float> dbias,
+                          std::span<const float> dout, const ProductInput& in, std::span<const float> weight,
+                          std::int64_t IC, std::int64_t OC) {
+    linear_backward_from(backend_, precision_, dinp, dweight, dbias, dout, in, weight, N, IC, OC);
+  };
+  linear(a.d_narrow, g[layout_.wte()], {}, a.logits, a.ln_f, p[layout_.wte()], C, V);
   // The residual stream's gradient accumulates through every LayerNorm, so it starts at zero.
   fill(backend_, a.d_residual, 0.0f);
   const std::span<const float> last =
@@ -128,23 +177,21 @@ void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
     auto w = [&](BlockTensor which) { return std::span<const float>(p[layout_.block(l, which)]); };
     auto dw = [&](BlockTensor which) { return g[layout_.block(l, which)]; };
     // MLP branch: d_residual is d(residual_3) and, unchanged, the gradient of the branch output.
-    linear_backward(backend_, a.d_wide, dw(BlockTensor::mlp_c_proj_weight),
-                    dw(BlockTensor::mlp_c_proj_bias), a.d_residual, x.fc_gelu,
-                    w(BlockTensor::mlp_c_proj_weight), N, 4 * C, C, precision_);
+    linear(a.d_wide, dw(BlockTensor::mlp_c_proj_weight), dw(BlockTensor::mlp_c_proj_bias), a.d_residual, x.fc_gelu,
+           w(BlockTensor::mlp_c_proj_weight), 4 * C, C);
     gelu_backward(backend_, a.d_wide, x.fc, a.d_wide);
-    linear_backward(backend_, a.d_narrow, dw(BlockTensor::c_fc_weight), dw(BlockTensor::c_fc_bias),
-                    a.d_wide, x.ln_2, w(BlockTensor::c_fc_weight), N, C, 4 * C, precision_);
+    linear(a.d_narrow, dw(BlockTensor::c_fc_weight), dw(BlockTensor::c_fc_bias), a.d_wide, x.ln_2,
+           w(BlockTensor::c_fc_weight), C, 4 * C);
     // Adding ln_2's input gradient turns d_residual into d(residual_2).
     layernorm_backward(backend_, a.d_residual, dw(BlockTensor::ln_2_weight), dw(BlockTensor::ln_2_bias),
                        a.d_narrow, x.residual_2, w(BlockTensor::ln_2_weight), x.ln_2_mean,
                        x.ln_2_rstd, N, C);
     // Attention branch.
-    linear_backward(backend_, a.d_narrow, dw(BlockTensor::attn_c_proj_weight),
-                    dw(BlockTensor::attn_c_proj_bias), a.d_residual, x.atty,
-                    w(BlockTensor::attn_c_proj_weight), N, C, C, precision_);
+    linear(a.d_narrow, dw(BlockTensor::attn_c_proj_weight), dw(BlockTensor::attn_c_proj_bias), a.d_residual, x.atty,
+           w(BlockTensor::attn_c_proj_weight), C, C);
     attention_backward(backend_, a.d_qkv, a.d_att, a.d_narrow, x.qkv, x.att, B, T, C, H);
-    linear_backward(backend_, a.d_narrow, dw(BlockTensor::c_attn_weight), dw(BlockTensor::c_attn_bias),
-                    a.d_qkv, x.ln_1, w(BlockTensor::c_attn_weight), N, C, 3 * C, precision_);
+    linear(a.d_narrow, dw(BlockTensor::c_attn_weight), dw(BlockTensor::c_attn_bias), a.d_qkv, x.ln_1,
+           w(BlockTensor::c_attn_weight), C, 3 * C);
     // And ln_1's turns it into the gradient of the block's input.
     layernorm_backward(backend_, a.d_residual, dw(BlockTensor::ln_1_weight), dw(BlockTensor::ln_1_bias),
                        a.d_narrow, residual, w(BlockTensor::ln_1_weight), x.ln_1_mean, x.ln_1_rstd,

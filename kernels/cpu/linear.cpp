@@ -5,12 +5,14 @@
 //            dW    (OC × IC) += doutᵀ · inp
 // Cpu hands them to the kernels' one matrix product (blas.hpp: OpenBLAS, else Eigen). The bias
 // reduction is ours: rows in order, columns split between threads. In bf16 the host backends
-// multiply bf16-rounded copies of the operands (exact products, fp32 sums: precision.hpp).
+// multiply bf16-rounded copies of the operands (exact products, fp32 sums: precision.hpp); an
+// input stored as bf16 is widened into the same copies instead.
 #include "lowcomm/kernels/linear.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "blas.hpp"
@@ -135,6 +137,17 @@ class RoundedOperands {
     for (std::int64_t i = 0; i < n; ++i) out[i] = bf16_to_float(float_to_bf16(in[i]));
     return out;
   }
+  // bf16 values widened to fp32 (exact), in the same slots.
+  static const float* of(std::span<const std::uint16_t> bits, int slot, bool parallel) {
+    std::vector<float>& copy = slots()[slot];
+    if (copy.size() < bits.size()) copy.resize(bits.size());
+    const auto n = static_cast<std::int64_t>(bits.size());
+    const std::uint16_t* in = bits.data();
+    float* out = copy.data();
+#pragma omp parallel for simd schedule(static) if (parallel && n > (std::int64_t{1} << 15))
+    for (std::int64_t i = 0; i < n; ++i) out[i] = bf16_to_float(in[i]);
+    return out;
+  }
 
  private:
   static std::vector<float>* slots() {
@@ -143,17 +156,25 @@ class RoundedOperands {
   }
 };
 
-}  // namespace
+// An input of fp32 values, multiplied as `precision` says, or stored as bf16 bits (always bf16
+// products).
+template <class Stored>
+const float* product_input(std::span<const Stored> inp, Precision precision, int slot, bool threaded) {
+  if constexpr (std::is_same_v<Stored, std::uint16_t>) {
+    return RoundedOperands::of(inp, slot, threaded);
+  } else {
+    return precision == Precision::Bf16 ? RoundedOperands::of(inp, slot, threaded) : inp.data();
+  }
+}
 
-void linear_forward(Backend backend, std::span<float> out, std::span<const float> inp,
-                    std::span<const float> weight, std::span<const float> bias, std::int64_t N,
-                    std::int64_t IC, std::int64_t OC, Precision precision) {
-  check("linear_forward", N, IC, OC, out.size(), inp.size(), weight.size(), bias.size(),
-        "out (N × OC)");
+template <class Stored>
+void forward(Backend backend, std::span<float> out, std::span<const Stored> inp, std::span<const float> weight,
+             std::span<const float> bias, std::int64_t N, std::int64_t IC, std::int64_t OC, Precision precision) {
+  check("linear_forward", N, IC, OC, out.size(), inp.size(), weight.size(), bias.size(), "out (N × OC)");
   const float* b = bias.empty() ? nullptr : bias.data();
   const bool bf16 = precision == Precision::Bf16;
   const bool threaded = backend == Backend::Cpu;
-  const auto x = [&] { return bf16 ? RoundedOperands::of(inp, 0, threaded) : inp.data(); };
+  const auto x = [&] { return product_input(inp, precision, 0, threaded); };
   const auto w = [&] { return bf16 ? RoundedOperands::of(weight, 1, threaded) : weight.data(); };
   switch (backend) {
     case Backend::Reference: return forward_reference(out.data(), x(), w(), b, N, IC, OC);
@@ -161,17 +182,21 @@ void linear_forward(Backend backend, std::span<float> out, std::span<const float
     case Backend::Kokkos: break;
     case Backend::Cuda:
 #if LOWCOMM_HAVE_CUDA
-      return cuda_backend::linear_forward(out, inp, weight, bias, N, IC, OC, bf16);
+      if constexpr (std::is_same_v<Stored, std::uint16_t>) {
+        return cuda_backend::linear_forward(out, inp, weight, bias, N, IC, OC);
+      } else {
+        return cuda_backend::linear_forward(out, inp, weight, bias, N, IC, OC, bf16);
+      }
 #endif
       break;
   }
   unsupported("linear_forward", backend);
 }
 
-void linear_backward(Backend backend, std::span<float> dinp, std::span<float> dweight,
-                     std::span<float> dbias, std::span<const float> dout,
-                     std::span<const float> inp, std::span<const float> weight, std::int64_t N,
-                     std::int64_t IC, std::int64_t OC, Precision precision) {
+template <class Stored>
+void backward(Backend backend, std::span<float> dinp, std::span<float> dweight, std::span<float> dbias,
+              std::span<const float> dout, std::span<const Stored> inp, std::span<const float> weight, std::int64_t N,
+              std::int64_t IC, std::int64_t OC, Precision precision) {
   constexpr std::string_view kernel = "linear_backward";
   check(kernel, N, IC, OC, dout.size(), inp.size(), weight.size(), dbias.size(), "dout (N × OC)");
   detail::check_size(kernel, "dweight (OC × IC)", dweight.size(), OC * IC);
@@ -182,8 +207,8 @@ void linear_backward(Backend backend, std::span<float> dinp, std::span<float> dw
   const bool threaded = backend == Backend::Cpu;
   // The bias gradient sums the fp32 dout; only the products take the rounded copies.
   const auto products = [&](auto compute) {
-    if (!bf16) return compute(dout.data(), inp.data(), weight.data());
-    compute(RoundedOperands::of(dout, 0, threaded), RoundedOperands::of(inp, 1, threaded),
+    if (!bf16) return compute(dout.data(), product_input(inp, precision, 1, threaded), weight.data());
+    compute(RoundedOperands::of(dout, 0, threaded), product_input(inp, precision, 1, threaded),
             RoundedOperands::of(weight, 2, threaded));
   };
   switch (backend) {
@@ -202,11 +227,43 @@ void linear_backward(Backend backend, std::span<float> dinp, std::span<float> dw
     case Backend::Kokkos: break;
     case Backend::Cuda:
 #if LOWCOMM_HAVE_CUDA
-      return cuda_backend::linear_backward(dinp, dweight, dbias, dout, inp, weight, N, IC, OC, bf16);
+      if constexpr (std::is_same_v<Stored, std::uint16_t>) {
+        return cuda_backend::linear_backward(dinp, dweight, dbias, dout, inp, weight, N, IC, OC);
+      } else {
+        return cuda_backend::linear_backward(dinp, dweight, dbias, dout, inp, weight, N, IC, OC, bf16);
+      }
 #endif
       break;
   }
   unsupported(kernel, backend);
+}
+
+}  // namespace
+
+void linear_forward(Backend backend, std::span<float> out, std::span<const float> inp,
+                    std::span<const float> weight, std::span<const float> bias, std::int64_t N,
+                    std::int64_t IC, std::int64_t OC, Precision precision) {
+  forward(backend, out, inp, weight, bias, N, IC, OC, precision);
+}
+
+void linear_forward(Backend backend, std::span<float> out, std::span<const std::uint16_t> inp_bf16,
+                    std::span<const float> weight, std::span<const float> bias, std::int64_t N,
+                    std::int64_t IC, std::int64_t OC) {
+  forward(backend, out, inp_bf16, weight, bias, N, IC, OC, Precision::Bf16);
+}
+
+void linear_backward(Backend backend, std::span<float> dinp, std::span<float> dweight,
+                     std::span<float> dbias, std::span<const float> dout,
+                     std::span<const float> inp, std::span<const float> weight, std::int64_t N,
+                     std::int64_t IC, std::int64_t OC, Precision precision) {
+  backward(backend, dinp, dweight, dbias, dout, inp, weight, N, IC, OC, precision);
+}
+
+void linear_backward(Backend backend, std::span<float> dinp, std::span<float> dweight,
+                     std::span<float> dbias, std::span<const float> dout,
+                     std::span<const std::uint16_t> inp_bf16, std::span<const float> weight, std::int64_t N,
+                     std::int64_t IC, std::int64_t OC) {
+  backward(backend, dinp, dweight, dbias, dout, inp_bf16, weight, N, IC, OC, Precision::Bf16);
 }
 
 }  // namespace lowcomm::kernels

@@ -7,6 +7,7 @@
 #include <vector>
 #include <map>
 #include <new>
+#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -28,43 +29,45 @@ constexpr std::align_val_t kAlignment{256};
 
 }  // namespace
 
-FloatBuffer::FloatBuffer(Backend backend, std::size_t count) : size_(count) {
+template <class T>
+BackendBuffer<T>::BackendBuffer(Backend backend, std::size_t count) : size_(count) {
   if (count == 0) return;
 #if LOWCOMM_HAVE_CUDA
   if (backend == Backend::Cuda) {
-    data_ = static_cast<float*>(cuda_backend::allocate_managed(count * sizeof(float)));
+    data_ = static_cast<T*>(cuda_backend::allocate_managed(count * sizeof(T)));  // zeroed on the device
     managed_ = true;
-    try {
-      fill(Backend::Cuda, span(), 0.0f);
-    } catch (...) {
-      cuda_backend::free_managed(data_);
-      throw;
-    }
     return;
   }
 #endif
-  data_ = new (kAlignment, std::nothrow) float[count];
+  data_ = new (kAlignment, std::nothrow) T[count];
   if (data_ == nullptr) {
-    throw Error(fmt::format("out of host memory: {} floats ({:.2f} GiB) for a {} buffer", count,
-                            static_cast<double>(count * sizeof(float)) / (1024.0 * 1024.0 * 1024.0),
+    throw Error(fmt::format("out of host memory: {} values of {} bytes ({:.2f} GiB) for a {} buffer", count, sizeof(T),
+                            static_cast<double>(count * sizeof(T)) / (1024.0 * 1024.0 * 1024.0),
                             to_string(backend)));
   }
-  // Zeroed by the backend's own loop: on Cpu, threads first-touch the pages they later write.
-  fill(backend == Backend::Reference ? Backend::Reference : Backend::Cpu, span(), 0.0f);
+  if constexpr (std::is_same_v<T, float>) {
+    // Zeroed by the backend's own loop: on Cpu, threads first-touch the pages they later write.
+    fill(backend == Backend::Reference ? Backend::Reference : Backend::Cpu, span(), 0.0f);
+  } else {
+    std::memset(data_, 0, count * sizeof(T));
+  }
 }
 
-FloatBuffer::FloatBuffer(FloatBuffer&& other) noexcept
+template <class T>
+BackendBuffer<T>::BackendBuffer(BackendBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
       managed_(std::exchange(other.managed_, false)) {}
 
-FloatBuffer& FloatBuffer::operator=(FloatBuffer&& other) noexcept {
+template <class T>
+BackendBuffer<T>& BackendBuffer<T>::operator=(BackendBuffer&& other) noexcept {
   std::swap(data_, other.data_);
   std::swap(size_, other.size_);
   std::swap(managed_, other.managed_);
   return *this;
 }
 
-FloatBuffer::~FloatBuffer() {
+template <class T>
+BackendBuffer<T>::~BackendBuffer() {
   if (data_ == nullptr) return;
 #if LOWCOMM_HAVE_CUDA
   if (managed_) {
@@ -74,6 +77,9 @@ FloatBuffer::~FloatBuffer() {
 #endif
   ::operator delete[](data_, kAlignment);
 }
+
+template class BackendBuffer<float>;
+template class BackendBuffer<std::uint16_t>;
 
 double measure_copy_bandwidth(Backend backend, std::size_t bytes) {
 #if LOWCOMM_HAVE_CUDA

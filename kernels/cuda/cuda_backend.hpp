@@ -37,9 +37,9 @@ std::string description();
 
 #include "../accelerator_kernels.inc"
 
-// kernels::FloatBuffer's memory on Backend::Cuda: managed (cudaMallocManaged), so host code can
-// read it too. allocate_managed throws lowcomm::Error when the device cannot give it;
-// free_managed never throws.
+// kernels::BackendBuffer's memory on Backend::Cuda: managed (cudaMallocManaged), so host code can
+// read it too, zeroed on the device. allocate_managed throws lowcomm::Error when the device cannot
+// give it; free_managed never throws.
 void* allocate_managed(std::size_t bytes);
 void free_managed(void* memory) noexcept;
 

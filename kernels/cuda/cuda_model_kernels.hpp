@@ -50,5 +50,11 @@ void linear_forward(std::span<float> out, std::span<const float> inp, std::span<
 void linear_backward(std::span<float> dinp, std::span<float> dweight, std::span<float> dbias,
                      std::span<const float> dout, std::span<const float> inp, std::span<const float> weight,
                      std::int64_t N, std::int64_t IC, std::int64_t OC, bool bf16);
+// The same with the input stored as bf16 bits (bf16 products).
+void linear_forward(std::span<float> out, std::span<const std::uint16_t> inp_bf16, std::span<const float> weight,
+                    std::span<const float> bias, std::int64_t N, std::int64_t IC, std::int64_t OC);
+void linear_backward(std::span<float> dinp, std::span<float> dweight, std::span<float> dbias,
+                     std::span<const float> dout, std::span<const std::uint16_t> inp_bf16,
+                     std::span<const float> weight, std::int64_t N, std::int64_t IC, std::int64_t OC);
 
 }  // namespace lowcomm::kernels::cuda_backend

@@ -128,12 +128,19 @@ std::int64_t FirstPosition::get() {
 }
 
 void* allocate_managed(std::size_t bytes) {
-  (void)stream();  // on this process's device
+  const cudaStream_t on = stream();  // on this process's device
   void* memory = nullptr;
   if (const cudaError_t status = cudaMallocManaged(&memory, bytes); status != cudaSuccess) {
     (void)cudaGetLastError();
     throw Error(fmt::format("CUDA: cannot allocate {:.2f} GiB of managed memory: {}; use a smaller model or batch",
                             static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0), cudaGetErrorString(status)));
+  }
+  // Zeroed by the device, so its pages start there.
+  const cudaError_t zeroed = cudaMemsetAsync(memory, 0, bytes, on);
+  const cudaError_t waited = zeroed == cudaSuccess ? cudaStreamSynchronize(on) : zeroed;
+  if (waited != cudaSuccess) {
+    cudaFree(memory);
+    check(waited, "zeroing managed memory");
   }
   return memory;
 }

@@ -133,6 +133,21 @@ TEST_F(CudaModelKernels, LinearWithAndWithoutBiasInFp32AndBf16) {
       expect_close(dinp, dinp_ref, 1e-4, "bf16 linear dinp");
       expect_close(dw, dw_ref, 1e-4, "bf16 linear dweight");
       expect_close(db, db_ref, 1e-4, "bf16 linear dbias");
+
+      // The input stored as bf16 bits goes to the tensor cores as it is: the same products.
+      std::vector<std::uint16_t> bits(inp.size());
+      for (std::size_t i = 0; i < inp.size(); ++i) bits[i] = kernels::float_to_bf16(inp[i]);
+      const std::span<const std::uint16_t> stored(bits);
+      Floats out_stored(N * OC, 99.0f), dinp_stored(N * IC, 99.0f), dw_stored = random(OC * IC, 24);
+      Floats db_stored = random(OC, 25), dw_start = dw_stored, db_start = db_stored;
+      linear_forward(kCuda, out_stored, stored, w, bias, N, IC, OC);
+      expect_close(out_stored, out_ref, 1e-4, "bf16-stored linear out");
+      Floats dinp_expected(N * IC), dw_expected = dw_start, db_expected = db_start;
+      linear_backward(kRef, dinp_expected, dw_expected, bias_grad(db_expected), dout, inp, w, N, IC, OC, bf16);
+      linear_backward(kCuda, dinp_stored, dw_stored, bias_grad(db_stored), dout, stored, w, N, IC, OC);
+      expect_close(dinp_stored, dinp_expected, 1e-4, "bf16-stored linear dinp");
+      expect_close(dw_stored, dw_expected, 1e-4, "bf16-stored linear dweight");
+      expect_close(db_stored, db_expected, 1e-4, "bf16-stored linear dbias");
     }
   }
 }

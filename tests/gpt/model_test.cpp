@@ -178,6 +178,27 @@ TEST(GptModel, TrainingStepsAreBitwiseRepeatable) {
   EXPECT_LT(losses[0][2], losses[0][0]);  // and it learns
 }
 
+// In bf16 the linear layers' inputs (ln_1, atty, ln_2, fc_gelu per block, and ln_f) are kept as
+// bf16: 2 bytes less for each of their (7L + 1)·N·C values, give or take the pieces' alignment.
+TEST(GptModel, Bf16KeepsTheLinearLayersInputsAtHalfTheMemory) {
+  const GptConfig config{96, 32, 2, 4, 64};  // vocab, context, layers, heads, width
+  const int B = 2, T = 24;
+  std::vector<std::int32_t> tokens(B * T), targets(B * T);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    tokens[i] = static_cast<std::int32_t>((i * 37 + 5) % 96);
+    targets[i] = static_cast<std::int32_t>((i * 11 + 3) % 96);
+  }
+  GptModel fp32(config, 42), bf16(config, 42, {.precision = kernels::Precision::Bf16});
+  EXPECT_EQ(bf16.activation_bytes(), 0u);
+  const float fp32_loss = fp32.forward_backward(tokens, targets, B, T);
+  const float bf16_loss = bf16.forward_backward(tokens, targets, B, T);
+  EXPECT_NEAR(bf16_loss, fp32_loss, 1e-2 * fp32_loss);
+  EXPECT_NE(bf16_loss, fp32_loss);
+  const auto values = static_cast<std::int64_t>((7 * config.layers + 1) * B * T * config.width);
+  const auto saved = static_cast<std::int64_t>(fp32.activation_bytes()) - static_cast<std::int64_t>(bf16.activation_bytes());
+  EXPECT_NEAR(static_cast<double>(saved), 2.0 * static_cast<double>(values), 256.0 * (4 * config.layers + 1));
+}
+
 // Gradient accumulation: three micro-batches of 2 rows give the gradient of the mean loss over
 // one batch of 6 rows, to float rounding (the sums run in another order), on both backends.
 // The Kokkos backend has the compressors' kernels only: the model refuses it in words that say

@@ -271,6 +271,42 @@ TEST(Linear, Bf16ProductsMultiplyRoundedOperandsWithFp32Sums) {
   EXPECT_GT(gap, 1e-3) << "bf16 products should differ from fp32 ones by about 2^-8 of the operands";
 }
 
+// An input stored as bf16 bits (the product inputs a bf16 run keeps): bitwise the fp32-input
+// kernels' bf16 result for its widened values, on both host backends, at every thread count.
+TEST(Linear, Bf16StoredInputGivesTheBf16ProductsBitwise) {
+  const std::int64_t N = 29, IC = 130, OC = 11;
+  const auto inp = random(N * IC, 60), w = random(OC * IC, 61), bias = random(OC, 62), dout = random(N * OC, 63);
+  std::vector<std::uint16_t> bits(inp.size());
+  Floats widened(inp.size());
+  for (std::size_t i = 0; i < inp.size(); ++i) {
+    bits[i] = kernels::float_to_bf16(inp[i]);
+    widened[i] = kernels::bf16_to_float(bits[i]);
+  }
+  const std::span<const std::uint16_t> stored(bits);
+  for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
+    for (int threads : {1, 2}) {
+      Threads t(threads);
+      Floats out(N * OC), expected_out(N * OC), dinp(N * IC), expected_dinp(N * IC);
+      Floats dw = random(OC * IC, 64), expected_dw = dw, db = random(OC, 65), expected_db = db;
+      linear_forward(backend, expected_out, widened, w, bias, N, IC, OC, Precision::Bf16);
+      linear_forward(backend, out, stored, w, bias, N, IC, OC);
+      EXPECT_EQ(out, expected_out) << to_string(backend) << " on " << threads;
+      // The fp32 input's own bf16 rounding gives the same bits: rounding twice changes nothing.
+      Floats from_fp32(N * OC);
+      linear_forward(backend, from_fp32, inp, w, bias, N, IC, OC, Precision::Bf16);
+      EXPECT_EQ(out, from_fp32) << to_string(backend) << " on " << threads;
+      linear_backward(backend, expected_dinp, expected_dw, expected_db, dout, widened, w, N, IC, OC, Precision::Bf16);
+      linear_backward(backend, dinp, dw, db, dout, stored, w, N, IC, OC);
+      EXPECT_EQ(dinp, expected_dinp) << to_string(backend) << " on " << threads;
+      EXPECT_EQ(dw, expected_dw) << to_string(backend) << " on " << threads;
+      EXPECT_EQ(db, expected_db) << to_string(backend) << " on " << threads;
+    }
+  }
+  // A stored input of the wrong size is refused by name.
+  Floats out(N * OC);
+  EXPECT_THROW(linear_forward(Backend::Cpu, out, stored.first(5), w, bias, N, IC, OC), Error);
+}
+
 TEST(Linear, BackwardMatchesFiniteDifferences) {
   const std::int64_t N = 6, IC = 10, OC = 7;
   Floats inp = random(N * IC, 40), w = random(OC * IC, 41), bias = random(OC, 42);

@@ -74,6 +74,9 @@ class GptModel {
   float loss(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets, int B, int T);
   // The logits (B·T × V) of the last loss() call (forward_backward reuses that memory for dlogits).
   std::span<const float> logits() const;
+  // The bytes of activations held for the last batch shape (0 before the first pass). In bf16
+  // the linear layers' inputs are stored as bf16, which saves 2 bytes for each of their values.
+  std::size_t activation_bytes() const { return activations_ ? activations_->bytes() : 0; }
 
   // Called on the calling thread after each transformer block of the forward and backward
   // passes (never inside a parallel region): the training loop lets collectives in flight make

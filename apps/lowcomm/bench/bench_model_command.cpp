@@ -117,7 +117,9 @@ void run(const BenchModelArguments& args) {
     std::printf("# MFU %.1f%% (model FLOP rate / --peak-tflops %.1f)\n", 100.0 * model_gflops / (args.peak_tflops * 1e3),
                 args.peak_tflops);
   }
-  std::printf("# last loss %.4f\n", static_cast<double>(loss));
+  std::printf("# activations %.1f MiB for B=%d T=%d%s; last loss %.4f\n",
+              static_cast<double>(model.activation_bytes()) / (1024.0 * 1024.0), args.batch, args.seq,
+              args.precision == "bf16" ? " (the linear layers' inputs in bf16)" : "", static_cast<double>(loss));
 }
 
 }  // namespace

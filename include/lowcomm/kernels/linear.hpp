@@ -32,4 +32,16 @@ void linear_backward(Backend backend, std::span<float> dinp, std::span<float> dw
                      std::span<const float> inp, std::span<const float> weight, std::int64_t N,
                      std::int64_t IC, std::int64_t OC, Precision precision = Precision::Fp32);
 
+// The same with `inp` stored as bfloat16, its 16 bits (float16.hpp): the products are
+// Precision::Bf16's, reading inp as stored; the result is bitwise the fp32-input kernels' in
+// Precision::Bf16 given inp's values widened to fp32 (rounding them again changes nothing). For
+// the activations that feed only products, which a bf16 run keeps at half the memory.
+void linear_forward(Backend backend, std::span<float> out, std::span<const std::uint16_t> inp_bf16,
+                    std::span<const float> weight, std::span<const float> bias, std::int64_t N,
+                    std::int64_t IC, std::int64_t OC);
+void linear_backward(Backend backend, std::span<float> dinp, std::span<float> dweight,
+                     std::span<float> dbias, std::span<const float> dout,
+                     std::span<const std::uint16_t> inp_bf16, std::span<const float> weight, std::int64_t N,
+                     std::int64_t IC, std::int64_t OC);
+
 }  // namespace lowcomm::kernels
