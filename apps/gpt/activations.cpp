@@ -7,7 +7,7 @@ Activations::Activations(const GptConfig& config, std::int64_t B, std::int64_t T
     : B_(B), T_(T) {
   const std::int64_t N = B * T, C = config.width, V = config.vocab_size;
   const std::int64_t att = B * config.heads * T * T;
-  // Two passes over the same list of sizes: count, then hand out spans of the one allocation.
+  // Two passes over the same list of sizes: count, then hand out spans of the allocations.
   std::int64_t used = 0;
   bool carve = false;
   // Each piece starts on a 256-byte boundary (64 floats), as the buffer does, so a tensor's

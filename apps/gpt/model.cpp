@@ -71,7 +71,9 @@ namespace {
 // Where a kernel writes a product input: its fp32 storage, or `scratch` (fp32), which kept()
 // then rounds into its bf16 storage.
 std::span<float> written(const ProductInput& in, std::span<float> scratch) {
-  return in.bf16.empty() ? in.fp32 : scratch.first(in.bf16.size());
+  if (in.bf16.empty()) return in.fp32;
+  if (scratch.size() < in.bf16.size()) throw Error("GptModel: the forward pass's scratch is smaller than an activation");
+  return scratch.first(in.bf16.size());
 }
 
 void kept(Backend backend, const ProductInput& in, std::span<const float> written) {

@@ -71,8 +71,12 @@ void encode_values(Backend backend, std::span<const float> values, ValueType typ
     std::memcpy(out.data(), values.data(), out.size());  // little-endian hosts only (x86, Arm)
     return;
   }
-  std::uint16_t bits[kPiece];
-  for (std::size_t begin = 0; begin < values.size(); begin += kPiece) {
+  // Pieces are independent: Cpu converts them on all threads (a bf16 run's activations are large).
+  const auto pieces = static_cast<std::int64_t>((values.size() + kPiece - 1) / kPiece);
+#pragma omp parallel for schedule(static) if (backend == Backend::Cpu && pieces > 16)
+  for (std::int64_t piece = 0; piece < pieces; ++piece) {
+    std::uint16_t bits[kPiece];
+    const auto begin = static_cast<std::size_t>(piece) * kPiece;
     const std::size_t n = std::min(kPiece, values.size() - begin);
     encode_16bit(values.data() + begin, n, type, bits);
     std::memcpy(out.data() + 2 * begin, bits, 2 * n);
@@ -106,8 +110,11 @@ void decode_values(Backend backend, std::span<const std::byte> in, ValueType typ
     std::memcpy(out.data(), in.data(), in.size());
     return;
   }
-  std::uint16_t bits[kPiece];
-  for (std::size_t begin = 0; begin < out.size(); begin += kPiece) {
+  const auto pieces = static_cast<std::int64_t>((out.size() + kPiece - 1) / kPiece);
+#pragma omp parallel for schedule(static) if (backend == Backend::Cpu && pieces > 16)
+  for (std::int64_t piece = 0; piece < pieces; ++piece) {
+    std::uint16_t bits[kPiece];
+    const auto begin = static_cast<std::size_t>(piece) * kPiece;
     const std::size_t n = std::min(kPiece, out.size() - begin);
     std::memcpy(bits, in.data() + 2 * begin, 2 * n);
     decode_16bit(bits, n, type, out.data() + begin);

@@ -28,10 +28,10 @@ namespace {
 
 void check(std::string_view kernel, std::int64_t N, std::int64_t IC, std::int64_t OC,
            std::size_t out, std::size_t inp, std::size_t weight, std::size_t bias,
-           std::string_view out_name) {
+           std::string_view out_name, std::string_view inp_unit) {
   detail::check_dims(kernel, {N, IC, OC});
   detail::check_size(kernel, out_name, out, detail::product(kernel, N, OC));
-  detail::check_size(kernel, "inp (N × IC)", inp, detail::product(kernel, N, IC));
+  detail::check_size(kernel, "inp (N × IC)", inp, detail::product(kernel, N, IC), inp_unit);
   detail::check_size(kernel, "weight (OC × IC)", weight, detail::product(kernel, OC, IC));
   if (bias != 0) detail::check_size(kernel, "bias (OC, or empty)", bias, OC);
 }
@@ -156,6 +156,11 @@ class RoundedOperands {
   }
 };
 
+template <class Stored>
+constexpr std::string_view unit_of() {
+  return std::is_same_v<Stored, std::uint16_t> ? "bf16 values" : "floats";
+}
+
 // An input of fp32 values, multiplied as `precision` says, or stored as bf16 bits (always bf16
 // products).
 template <class Stored>
@@ -170,7 +175,8 @@ const float* product_input(std::span<const Stored> inp, Precision precision, int
 template <class Stored>
 void forward(Backend backend, std::span<float> out, std::span<const Stored> inp, std::span<const float> weight,
              std::span<const float> bias, std::int64_t N, std::int64_t IC, std::int64_t OC, Precision precision) {
-  check("linear_forward", N, IC, OC, out.size(), inp.size(), weight.size(), bias.size(), "out (N × OC)");
+  check("linear_forward", N, IC, OC, out.size(), inp.size(), weight.size(), bias.size(), "out (N × OC)",
+        unit_of<Stored>());
   const float* b = bias.empty() ? nullptr : bias.data();
   const bool bf16 = precision == Precision::Bf16;
   const bool threaded = backend == Backend::Cpu;
@@ -198,7 +204,7 @@ void backward(Backend backend, std::span<float> dinp, std::span<float> dweight, 
               std::span<const float> dout, std::span<const Stored> inp, std::span<const float> weight, std::int64_t N,
               std::int64_t IC, std::int64_t OC, Precision precision) {
   constexpr std::string_view kernel = "linear_backward";
-  check(kernel, N, IC, OC, dout.size(), inp.size(), weight.size(), dbias.size(), "dout (N × OC)");
+  check(kernel, N, IC, OC, dout.size(), inp.size(), weight.size(), dbias.size(), "dout (N × OC)", unit_of<Stored>());
   detail::check_size(kernel, "dweight (OC × IC)", dweight.size(), OC * IC);
   if (!dinp.empty()) detail::check_size(kernel, "dinp (N × IC, or empty)", dinp.size(), N * IC);
   float* di = dinp.empty() ? nullptr : dinp.data();

@@ -49,7 +49,11 @@ BackendBuffer<T>::BackendBuffer(Backend backend, std::size_t count) : size_(coun
     // Zeroed by the backend's own loop: on Cpu, threads first-touch the pages they later write.
     fill(backend == Backend::Reference ? Backend::Reference : Backend::Cpu, span(), 0.0f);
   } else {
-    std::memset(data_, 0, count * sizeof(T));
+    // Zeroed as the Cpu kernels will write it, threads first-touching their pages.
+    const auto n = static_cast<std::int64_t>(count);
+    T* const values = data_;
+#pragma omp parallel for schedule(static) if (backend == Backend::Cpu && n > (std::int64_t{1} << 16))
+    for (std::int64_t i = 0; i < n; ++i) values[i] = T{};
   }
 }
 

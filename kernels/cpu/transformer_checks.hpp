@@ -27,9 +27,9 @@ inline std::int64_t product(std::string_view kernel, std::int64_t a, std::int64_
 }
 
 inline void check_size(std::string_view kernel, std::string_view name, std::size_t size,
-                       std::int64_t expected) {
+                       std::int64_t expected, std::string_view unit = "floats") {
   if (size != static_cast<std::uint64_t>(expected)) {
-    throw Error(fmt::format("{}: {} holds {} floats, expected {}", kernel, name, size, expected));
+    throw Error(fmt::format("{}: {} holds {} {}, expected {}", kernel, name, size, unit, expected));
   }
 }
 

@@ -25,6 +25,7 @@
 #include "lowcomm/kernels/cross_entropy.hpp"
 #include "lowcomm/kernels/elementwise.hpp"
 #include "lowcomm/kernels/embedding.hpp"
+#include "lowcomm/kernels/float16.hpp"
 #include "lowcomm/kernels/gelu.hpp"
 #include "lowcomm/kernels/layernorm.hpp"
 #include "lowcomm/kernels/linear.hpp"
@@ -142,12 +143,18 @@ TEST_F(CudaModelKernels, LinearWithAndWithoutBiasInFp32AndBf16) {
       Floats db_stored = random(OC, 25), dw_start = dw_stored, db_start = db_stored;
       linear_forward(kCuda, out_stored, stored, w, bias, N, IC, OC);
       expect_close(out_stored, out_ref, 1e-4, "bf16-stored linear out");
+      EXPECT_EQ(out_stored, out) << "the same bf16 operands as the fp32 input's rounded copy";
       Floats dinp_expected(N * IC), dw_expected = dw_start, db_expected = db_start;
       linear_backward(kRef, dinp_expected, dw_expected, bias_grad(db_expected), dout, inp, w, N, IC, OC, bf16);
       linear_backward(kCuda, dinp_stored, dw_stored, bias_grad(db_stored), dout, stored, w, N, IC, OC);
       expect_close(dinp_stored, dinp_expected, 1e-4, "bf16-stored linear dinp");
       expect_close(dw_stored, dw_expected, 1e-4, "bf16-stored linear dweight");
       expect_close(db_stored, db_expected, 1e-4, "bf16-stored linear dbias");
+      Floats dinp_fp32_input(N * IC, 99.0f), dw_fp32_input = dw_start, db_fp32_input = db_start;
+      linear_backward(kCuda, dinp_fp32_input, dw_fp32_input, bias_grad(db_fp32_input), dout, inp, w, N, IC, OC, bf16);
+      EXPECT_EQ(dinp_stored, dinp_fp32_input);
+      EXPECT_EQ(dw_stored, dw_fp32_input);
+      EXPECT_EQ(db_stored, db_fp32_input);
     }
   }
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Everything a training step keeps between the forward and the backward pass, and the backward
-// pass's scratch, carved out of one allocation made for a given (B, T) and reused while the
+// pass's scratch, carved out of one allocation (two in bf16: the linear layers' inputs apart) made
+// for a given (B, T) and reused while the
 // batch shape stays the same, so a step allocates nothing.
 #include <cstdint>
 #include <span>

@@ -119,7 +119,7 @@ void run(const BenchModelArguments& args) {
   }
   std::printf("# activations %.1f MiB for B=%d T=%d%s; last loss %.4f\n",
               static_cast<double>(model.activation_bytes()) / (1024.0 * 1024.0), args.batch, args.seq,
-              args.precision == "bf16" ? " (the linear layers' inputs in bf16)" : "", static_cast<double>(loss));
+              execution.precision == kernels::Precision::Bf16 ? " (the linear layers' inputs in bf16)" : "", static_cast<double>(loss));
 }
 
 }  // namespace
