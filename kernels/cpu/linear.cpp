@@ -128,28 +128,26 @@ class RoundedOperands {
  public:
   // `values` rounded to bf16, in this thread's slot `slot` (0, 1 or 2: one per operand).
   static const float* of(std::span<const float> values, int slot, bool parallel) {
-    std::vector<float>& copy = slots()[slot];
-    if (copy.size() < values.size()) copy.resize(values.size());
-    const auto n = static_cast<std::int64_t>(values.size());
-    const float* in = values.data();
-    float* out = copy.data();
-#pragma omp parallel for simd schedule(static) if (parallel && n > (std::int64_t{1} << 15))
-    for (std::int64_t i = 0; i < n; ++i) out[i] = bf16_to_float(float_to_bf16(in[i]));
-    return out;
+    return converted(values, slot, parallel, [](float v) { return bf16_to_float(float_to_bf16(v)); });
   }
   // bf16 values widened to fp32 (exact), in the same slots.
   static const float* of(std::span<const std::uint16_t> bits, int slot, bool parallel) {
-    std::vector<float>& copy = slots()[slot];
-    if (copy.size() < bits.size()) copy.resize(bits.size());
-    const auto n = static_cast<std::int64_t>(bits.size());
-    const std::uint16_t* in = bits.data();
-    float* out = copy.data();
-#pragma omp parallel for simd schedule(static) if (parallel && n > (std::int64_t{1} << 15))
-    for (std::int64_t i = 0; i < n; ++i) out[i] = bf16_to_float(in[i]);
-    return out;
+    return converted(bits, slot, parallel, [](std::uint16_t b) { return bf16_to_float(b); });
   }
 
  private:
+  template <class Value, class Convert>
+  static const float* converted(std::span<const Value> values, int slot, bool parallel, Convert convert) {
+    std::vector<float>& copy = slots()[slot];
+    if (copy.size() < values.size()) copy.resize(values.size());
+    const auto n = static_cast<std::int64_t>(values.size());
+    const Value* in = values.data();
+    float* out = copy.data();
+#pragma omp parallel for simd schedule(static) if (parallel && n > (std::int64_t{1} << 15))
+    for (std::int64_t i = 0; i < n; ++i) out[i] = convert(in[i]);
+    return out;
+  }
+
   static std::vector<float>* slots() {
     thread_local std::vector<float> copies[3];
     return copies;

@@ -25,7 +25,6 @@ class TransferInFlight {
 class CollectiveTransport {
  public:
   virtual ~CollectiveTransport() = default;
-  virtual Transport kind() const = 0;
 
   // In place: every element replaced by its sum over the ranks.
   virtual void all_reduce_sum(void* data, std::size_t count, SumType type);
@@ -37,7 +36,8 @@ class CollectiveTransport {
   virtual void broadcast(void* data, std::size_t count, std::size_t element_bytes, int root);
 
   // The same without blocking. all_reduce_sum, all_gather_v and broadcast are their start
-  // followed by its wait unless a transport overrides them (MPI's blocking and non-blocking sums may add in different orders).
+  // followed by its wait unless a transport overrides them (MPI's blocking and non-blocking sums
+  // may add in different orders).
   virtual std::unique_ptr<TransferInFlight> start_all_reduce_sum(void* data, std::size_t count, SumType type) = 0;
   virtual std::unique_ptr<TransferInFlight> start_all_gather_v(const void* mine, std::span<const std::size_t> counts,
                                                                std::size_t element_bytes, void* all) = 0;

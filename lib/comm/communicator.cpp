@@ -303,16 +303,10 @@ PendingCollective Communicator::start_call(CollectiveKind kind, std::uint64_t pa
 }
 
 void Communicator::progress() {
-  for (const auto& [id, call] : in_flight_) {
-    if (!call.complete) test(id);
-  }
+  for (const auto& [id, call] : in_flight_) call.transfer->test();
 }
 
-bool Communicator::test(std::uint64_t id) {
-  InFlight& call = in_flight_.at(id);
-  if (!call.complete) call.complete = call.transfer->test();
-  return call.complete;
-}
+bool Communicator::test(std::uint64_t id) { return in_flight_.at(id).transfer->test(); }
 
 void Communicator::wait(std::uint64_t id) {
   const auto found = in_flight_.find(id);
@@ -320,7 +314,7 @@ void Communicator::wait(std::uint64_t id) {
   InFlight call = std::move(found->second);
   in_flight_.erase(found);
   const double entry = now();
-  if (!call.complete) call.transfer->wait();
+  call.transfer->wait();
   if (options_.mode == NetworkMode::Throttle) {
     const double release = call.release;
     if (const double left = release - now(); left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));

@@ -102,8 +102,6 @@ class MpiTransport final : public CollectiveTransport {
     for (auto& [bytes, type] : element_types_) MPI_Type_free(&type);
   }
 
-  Transport kind() const override { return Transport::Mpi; }
-
   void all_reduce_sum(void* data, std::size_t count, SumType type) override {
     const int n = mpi_count(count, "all_reduce");
     const auto [datatype, op] = sum_of(type);

@@ -234,8 +234,6 @@ class NcclTransport final : public CollectiveTransport {
   NcclTransport& operator=(const NcclTransport&) = delete;
   ~NcclTransport() override { release(); }
 
-  Transport kind() const override { return Transport::Nccl; }
-
   void all_gather(const void* mine, std::size_t count, std::size_t element_bytes, void* all) override {
     start_all_gather_v(mine, std::vector<std::size_t>(static_cast<std::size_t>(size_), count), element_bytes, all)
         ->wait();

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <vector>
 
 #include "collective_transport.hpp"
 #include "lowcomm/error.hpp"

@@ -264,7 +264,6 @@ class Communicator {
     double started = 0.0;         // wall time at the start call
     double release = 0.0;         // throttle: when its modelled transfer ends (after the queue)
     std::function<void()> finish;  // after completion (the average's division)
-    bool complete = false;
   };
   // Starts a collective: `issue` starts the transport's transfer and returns it.
   template <class Issue>
