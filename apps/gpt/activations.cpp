@@ -20,11 +20,11 @@ Activations::Activations(const GptConfig& config, std::int64_t B, std::int64_t T
     used += (count + kPieceAlignment - 1) / kPieceAlignment * kPieceAlignment;
     return out;
   };
-  // The product inputs: fp32 pieces, or in bf16 pieces of the second allocation (128 values: 256 bytes).
+  // The Activation pieces: fp32, or in bf16 pieces of the second allocation (128 values: 256 bytes).
   const bool bf16 = precision == kernels::Precision::Bf16;
   std::int64_t used_half = 0;
-  auto take_input = [&](std::int64_t count) {
-    ProductInput in;
+  auto take_activation = [&](std::int64_t count) {
+    Activation in;
     if (!bf16) {
       in.fp32 = take(count);
       return in;
@@ -46,21 +46,21 @@ Activations::Activations(const GptConfig& config, std::int64_t B, std::int64_t T
     used_half = 0;
     embedded = take(N * C);
     for (LayerActivations& l : layers) {
-      l.ln_1 = take_input(N * C);
+      l.ln_1 = take_activation(N * C);
       l.ln_1_mean = take(N);
       l.ln_1_rstd = take(N);
-      l.qkv = take(N * 3 * C);
-      l.att = take(att);
-      l.atty = take_input(N * C);
+      l.qkv = take_activation(N * 3 * C);
+      l.att = take_activation(att);
+      l.atty = take_activation(N * C);
       l.residual_2 = take(N * C);
-      l.ln_2 = take_input(N * C);
+      l.ln_2 = take_activation(N * C);
       l.ln_2_mean = take(N);
       l.ln_2_rstd = take(N);
-      l.fc = take(N * 4 * C);
-      l.fc_gelu = take_input(N * 4 * C);
+      l.fc = take_activation(N * 4 * C);
+      l.fc_gelu = take_activation(N * 4 * C);
       l.residual_3 = take(N * C);
     }
-    ln_f = take_input(N * C);
+    ln_f = take_activation(N * C);
     ln_f_mean = take(N);
     ln_f_rstd = take(N);
     logits = take(N * V);

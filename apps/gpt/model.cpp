@@ -68,19 +68,21 @@ void GptModel::check_batch(std::span<const std::int32_t> tokens,
 
 namespace {
 
-// Where a kernel writes a product input: its fp32 storage, or `scratch` (fp32), which kept()
-// then rounds into its bf16 storage.
-std::span<float> written(const ProductInput& in, std::span<float> scratch) {
+// Where a kernel that writes fp32 writes an activation: its fp32 storage, or `scratch` (fp32),
+// which kept() then rounds into its bf16 storage.
+std::span<float> written(const Activation& in, std::span<float> scratch) {
   if (in.bf16.empty()) return in.fp32;
-  if (scratch.size() < in.bf16.size()) throw Error("GptModel: the forward pass's scratch is smaller than an activation");
+  if (scratch.size() < in.bf16.size()) {
+    throw Error("GptModel: the forward pass's scratch is smaller than an activation");
+  }
   return scratch.first(in.bf16.size());
 }
 
-void kept(Backend backend, const ProductInput& in, std::span<const float> written) {
+void kept(Backend backend, const Activation& in, std::span<const float> written) {
   if (!in.bf16.empty()) encode_values(backend, written, ValueType::BF16, std::as_writable_bytes(in.bf16));
 }
 
-void linear_forward_from(Backend backend, Precision precision, std::span<float> out, const ProductInput& in,
+void linear_forward_from(Backend backend, Precision precision, std::span<float> out, const Activation& in,
                          std::span<const float> weight, std::span<const float> bias, std::int64_t N, std::int64_t IC,
                          std::int64_t OC) {
   if (!in.bf16.empty()) {
@@ -90,13 +92,44 @@ void linear_forward_from(Backend backend, Precision precision, std::span<float> 
 }
 
 void linear_backward_from(Backend backend, Precision precision, std::span<float> dinp, std::span<float> dweight,
-                          std::span<float> dbias, std::span<const float> dout, const ProductInput& in,
+                          std::span<float> dbias, std::span<const float> dout, const Activation& in,
                           std::span<const float> weight, std::int64_t N, std::int64_t IC, std::int64_t OC) {
   if (!in.bf16.empty()) {
     return linear_backward(backend, dinp, dweight, dbias, dout, std::span<const std::uint16_t>(in.bf16), weight, N,
                            IC, OC);
   }
   linear_backward(backend, dinp, dweight, dbias, dout, std::span<const float>(in.fp32), weight, N, IC, OC, precision);
+}
+
+// The kernels that read an activation, called with its storage. qkv and att of one run are both
+// fp32 or both bf16.
+void attention_forward_from(Backend backend, std::span<float> out, const Activation& att, const Activation& qkv,
+                            std::int64_t B, std::int64_t T, std::int64_t C, std::int64_t H) {
+  if (!qkv.bf16.empty()) {
+    return attention_forward(backend, out, att.bf16, std::span<const std::uint16_t>(qkv.bf16), B, T, C, H);
+  }
+  attention_forward(backend, out, att.fp32, std::span<const float>(qkv.fp32), B, T, C, H);
+}
+
+void attention_backward_from(Backend backend, std::span<float> dqkv, std::span<float> datt, std::span<const float> dout,
+                             const Activation& qkv, const Activation& att, std::int64_t B, std::int64_t T,
+                             std::int64_t C, std::int64_t H) {
+  if (!qkv.bf16.empty()) {
+    return attention_backward(backend, dqkv, datt, dout, std::span<const std::uint16_t>(qkv.bf16),
+                              std::span<const std::uint16_t>(att.bf16), B, T, C, H);
+  }
+  attention_backward(backend, dqkv, datt, dout, std::span<const float>(qkv.fp32), std::span<const float>(att.fp32), B,
+                     T, C, H);
+}
+
+void gelu_forward_from(Backend backend, std::span<float> out, const Activation& inp) {
+  if (!inp.bf16.empty()) return gelu_forward(backend, out, std::span<const std::uint16_t>(inp.bf16));
+  gelu_forward(backend, out, std::span<const float>(inp.fp32));
+}
+
+void gelu_backward_from(Backend backend, std::span<float> dinp, const Activation& inp, std::span<const float> dout) {
+  if (!inp.bf16.empty()) return gelu_backward(backend, dinp, std::span<const std::uint16_t>(inp.bf16), dout);
+  gelu_backward(backend, dinp, std::span<const float>(inp.fp32), dout);
 }
 
 }  // namespace
@@ -113,7 +146,7 @@ void GptModel::forward(std::span<const std::int32_t> tokens, Activations& a) {
   const std::int64_t B = a.B(), T = a.T(), N = B * T;
   const std::int64_t C = config_.width, V = config_.vocab_size, H = config_.heads;
   const auto& p = parameter_spans_;
-  const auto linear = [&](std::span<float> out, const ProductInput& in, std::span<const float> weight,
+  const auto linear = [&](std::span<float> out, const Activation& in, std::span<const float> weight,
                           std::span<const float> bias, std::int64_t IC, std::int64_t OC) {
     linear_forward_from(backend_, precision_, out, in, weight, bias, N, IC, OC);
   };
@@ -126,9 +159,11 @@ void GptModel::forward(std::span<const std::int32_t> tokens, Activations& a) {
     layernorm_forward(backend_, ln_1, x.ln_1_mean, x.ln_1_rstd, residual,
                       w(BlockTensor::ln_1_weight), w(BlockTensor::ln_1_bias), N, C);
     kept(backend_, x.ln_1, ln_1);
-    linear(x.qkv, x.ln_1, w(BlockTensor::c_attn_weight), w(BlockTensor::c_attn_bias), C, 3 * C);
+    const std::span<float> qkv = written(x.qkv, a.d_qkv);
+    linear(qkv, x.ln_1, w(BlockTensor::c_attn_weight), w(BlockTensor::c_attn_bias), C, 3 * C);
+    kept(backend_, x.qkv, qkv);
     const std::span<float> atty = written(x.atty, a.d_narrow);
-    attention_forward(backend_, atty, x.att, x.qkv, B, T, C, H);
+    attention_forward_from(backend_, atty, x.att, x.qkv, B, T, C, H);
     kept(backend_, x.atty, atty);
     linear(a.branch, x.atty, w(BlockTensor::attn_c_proj_weight), w(BlockTensor::attn_c_proj_bias), C, C);
     residual_add(backend_, x.residual_2, residual, a.branch);
@@ -136,9 +171,12 @@ void GptModel::forward(std::span<const std::int32_t> tokens, Activations& a) {
     layernorm_forward(backend_, ln_2, x.ln_2_mean, x.ln_2_rstd, x.residual_2,
                       w(BlockTensor::ln_2_weight), w(BlockTensor::ln_2_bias), N, C);
     kept(backend_, x.ln_2, ln_2);
-    linear(x.fc, x.ln_2, w(BlockTensor::c_fc_weight), w(BlockTensor::c_fc_bias), C, 4 * C);
+    const std::span<float> fc = written(x.fc, a.d_wide);
+    linear(fc, x.ln_2, w(BlockTensor::c_fc_weight), w(BlockTensor::c_fc_bias), C, 4 * C);
+    kept(backend_, x.fc, fc);
+    // GELU reads fc as stored, so in bf16 its fp32 scratch is free for GELU's output.
     const std::span<float> fc_gelu = written(x.fc_gelu, a.d_wide);
-    gelu_forward(backend_, fc_gelu, x.fc);
+    gelu_forward_from(backend_, fc_gelu, x.fc);
     kept(backend_, x.fc_gelu, fc_gelu);
     linear(a.branch, x.fc_gelu, w(BlockTensor::mlp_c_proj_weight), w(BlockTensor::mlp_c_proj_bias), 4 * C, C);
     residual_add(backend_, x.residual_3, x.residual_2, a.branch);
@@ -160,7 +198,7 @@ void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
   const auto& g = gradient_spans_;
   // a.logits holds dlogits here (the fused loss wrote them in place).
   const auto linear = [&](std::span<float> dinp, std::span<float> dweight, std::span<float> dbias,
-                          std::span<const float> dout, const ProductInput& in, std::span<const float> weight,
+                          std::span<const float> dout, const Activation& in, std::span<const float> weight,
                           std::int64_t IC, std::int64_t OC) {
     linear_backward_from(backend_, precision_, dinp, dweight, dbias, dout, in, weight, N, IC, OC);
   };
@@ -181,7 +219,7 @@ void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
     // MLP branch: d_residual is d(residual_3) and, unchanged, the gradient of the branch output.
     linear(a.d_wide, dw(BlockTensor::mlp_c_proj_weight), dw(BlockTensor::mlp_c_proj_bias), a.d_residual, x.fc_gelu,
            w(BlockTensor::mlp_c_proj_weight), 4 * C, C);
-    gelu_backward(backend_, a.d_wide, x.fc, a.d_wide);
+    gelu_backward_from(backend_, a.d_wide, x.fc, a.d_wide);
     linear(a.d_narrow, dw(BlockTensor::c_fc_weight), dw(BlockTensor::c_fc_bias), a.d_wide, x.ln_2,
            w(BlockTensor::c_fc_weight), C, 4 * C);
     // Adding ln_2's input gradient turns d_residual into d(residual_2).
@@ -191,7 +229,7 @@ void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
     // Attention branch.
     linear(a.d_narrow, dw(BlockTensor::attn_c_proj_weight), dw(BlockTensor::attn_c_proj_bias), a.d_residual, x.atty,
            w(BlockTensor::attn_c_proj_weight), C, C);
-    attention_backward(backend_, a.d_qkv, a.d_att, a.d_narrow, x.qkv, x.att, B, T, C, H);
+    attention_backward_from(backend_, a.d_qkv, a.d_att, a.d_narrow, x.qkv, x.att, B, T, C, H);
     linear(a.d_narrow, dw(BlockTensor::c_attn_weight), dw(BlockTensor::c_attn_bias), a.d_qkv, x.ln_1,
            w(BlockTensor::c_attn_weight), C, 3 * C);
     // And ln_1's turns it into the gradient of the block's input.

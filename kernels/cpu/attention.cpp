@@ -2,10 +2,14 @@
 // time, as llm.c: at GPT-2's short training contexts the T × T scores are small, so the time is in
 // the projections around this kernel, and plain loops with vectorised head-size inner loops are
 // enough. The score scale 1/sqrt(hs) is applied to the dot product, as PyTorch's (q @ kᵀ) · scale.
+// One template per kernel serves qkv and att stored as fp32 or as bf16 (../stored_values.hpp).
 #include "lowcomm/kernels/attention.hpp"
 
 #include <cmath>
+#include <type_traits>
+#include <vector>
 
+#include "../stored_values.hpp"
 #include "transformer_checks.hpp"
 #if LOWCOMM_HAVE_CUDA
 #include "../cuda/cuda_model_kernels.hpp"
@@ -34,53 +38,70 @@ Shape check(std::string_view kernel, std::int64_t B, std::int64_t T, std::int64_
   return {B, T, C, H, C / H};
 }
 
-template <bool Vectorised>
-inline float dot(const float* a, const float* b, std::int64_t n) {
+template <bool Vectorised, class X, class Y>
+inline float dot(const X* a, const Y* b, std::int64_t n) {
   float sum = 0.0f;
   if constexpr (Vectorised) {
 #pragma omp simd reduction(+ : sum)
-    for (std::int64_t i = 0; i < n; ++i) sum += a[i] * b[i];
+    for (std::int64_t i = 0; i < n; ++i) sum += detail::widened(a[i]) * detail::widened(b[i]);
   } else {
-    for (std::int64_t i = 0; i < n; ++i) sum += a[i] * b[i];
+    for (std::int64_t i = 0; i < n; ++i) sum += detail::widened(a[i]) * detail::widened(b[i]);
   }
   return sum;
 }
 
-// Query row t of head h in sequence b.
-template <bool Vectorised>
-void forward_row(const Shape& s, float* out, float* att, const float* qkv, std::int64_t b,
-                 std::int64_t h, std::int64_t t) {
-  const std::int64_t C3 = 3 * s.C;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(s.hs));
-  const float* q = qkv + (b * s.T + t) * C3 + h * s.hs;
-  float* a = att + ((b * s.H + h) * s.T + t) * s.T;
-  float max = -INFINITY;
-  for (std::int64_t t2 = 0; t2 <= t; ++t2) {
-    const float* k = qkv + (b * s.T + t2) * C3 + s.C + h * s.hs;
-    a[t2] = dot<Vectorised>(q, k, s.hs) * scale;
-    if (a[t2] > max) max = a[t2];
-  }
-  float sum = 0.0f;
-  for (std::int64_t t2 = 0; t2 <= t; ++t2) {
-    a[t2] = std::exp(a[t2] - max);
-    sum += a[t2];
-  }
-  const float inverse = 1.0f / sum;
-  for (std::int64_t t2 = 0; t2 < s.T; ++t2) a[t2] = t2 <= t ? a[t2] * inverse : 0.0f;
-  float* o = out + (b * s.T + t) * s.C + h * s.hs;
-  for (std::int64_t i = 0; i < s.hs; ++i) o[i] = 0.0f;
-  for (std::int64_t t2 = 0; t2 <= t; ++t2) {
-    const float* v = qkv + (b * s.T + t2) * C3 + 2 * s.C + h * s.hs;
-    const float w = a[t2];
-#pragma omp simd
-    for (std::int64_t i = 0; i < s.hs; ++i) o[i] += w * v[i];
+// Where a query row's scores are computed: att's row itself when att is fp32; when it is bf16,
+// a row of fp32 kept by each thread (grown to the longest T seen), so the softmax runs in fp32
+// and only its result is rounded.
+template <class Stored>
+float* scores_row(Stored* att_row, std::int64_t T) {
+  if constexpr (std::is_same_v<Stored, float>) {
+    return att_row;
+  } else {
+    thread_local std::vector<float> row;
+    if (row.size() < static_cast<std::size_t>(T)) row.resize(static_cast<std::size_t>(T));
+    return row.data();
   }
 }
 
-// All of head h in sequence b: its slices of dq, dk, dv are written by this call only.
-template <bool Vectorised>
-void backward_head(const Shape& s, float* dqkv, float* datt, const float* dout, const float* qkv,
-                   const float* att, std::int64_t b, std::int64_t h) {
+// Query row t of head h in sequence b. qkv and att are fp32 or bf16 (../stored_values.hpp); the
+// weights of v are att's stored values.
+template <bool Vectorised, class Stored>
+void forward_row(const Shape& s, float* out, Stored* att, const Stored* qkv, std::int64_t b,
+                 std::int64_t h, std::int64_t t) {
+  const std::int64_t C3 = 3 * s.C;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(s.hs));
+  const Stored* q = qkv + (b * s.T + t) * C3 + h * s.hs;
+  Stored* a = att + ((b * s.H + h) * s.T + t) * s.T;
+  float* scores = scores_row(a, s.T);
+  float max = -INFINITY;
+  for (std::int64_t t2 = 0; t2 <= t; ++t2) {
+    const Stored* k = qkv + (b * s.T + t2) * C3 + s.C + h * s.hs;
+    scores[t2] = dot<Vectorised>(q, k, s.hs) * scale;
+    if (scores[t2] > max) max = scores[t2];
+  }
+  float sum = 0.0f;
+  for (std::int64_t t2 = 0; t2 <= t; ++t2) {
+    scores[t2] = std::exp(scores[t2] - max);
+    sum += scores[t2];
+  }
+  const float inverse = 1.0f / sum;
+  for (std::int64_t t2 = 0; t2 < s.T; ++t2) detail::store(a[t2], t2 <= t ? scores[t2] * inverse : 0.0f);
+  float* o = out + (b * s.T + t) * s.C + h * s.hs;
+  for (std::int64_t i = 0; i < s.hs; ++i) o[i] = 0.0f;
+  for (std::int64_t t2 = 0; t2 <= t; ++t2) {
+    const Stored* v = qkv + (b * s.T + t2) * C3 + 2 * s.C + h * s.hs;
+    const float w = detail::widened(a[t2]);
+#pragma omp simd
+    for (std::int64_t i = 0; i < s.hs; ++i) o[i] += w * detail::widened(v[i]);
+  }
+}
+
+// All of head h in sequence b: its slices of dq, dk, dv are written by this call only. qkv and
+// att as forward_row's.
+template <bool Vectorised, class Stored>
+void backward_head(const Shape& s, float* dqkv, float* datt, const float* dout, const Stored* qkv,
+                   const Stored* att, std::int64_t b, std::int64_t h) {
   const std::int64_t C3 = 3 * s.C;
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.hs));
   for (std::int64_t t = 0; t < s.T; ++t) {
@@ -90,41 +111,40 @@ void backward_head(const Shape& s, float* dqkv, float* datt, const float* dout, 
     }
   }
   for (std::int64_t t = 0; t < s.T; ++t) {
-    const float* a = att + ((b * s.H + h) * s.T + t) * s.T;
+    const Stored* a = att + ((b * s.H + h) * s.T + t) * s.T;
     float* da = datt + ((b * s.H + h) * s.T + t) * s.T;
     const float* dout_t = dout + (b * s.T + t) * s.C + h * s.hs;
     // out_t = Σ a[t2] v_t2: da[t2] = dout_t · v_t2, dv_t2 += a[t2] · dout_t.
     for (std::int64_t t2 = 0; t2 <= t; ++t2) {
-      const float* v = qkv + (b * s.T + t2) * C3 + 2 * s.C + h * s.hs;
+      const Stored* v = qkv + (b * s.T + t2) * C3 + 2 * s.C + h * s.hs;
       float* dv = dqkv + (b * s.T + t2) * C3 + 2 * s.C + h * s.hs;
       da[t2] = dot<Vectorised>(dout_t, v, s.hs);
-      const float w = a[t2];
+      const float w = detail::widened(a[t2]);
 #pragma omp simd
       for (std::int64_t i = 0; i < s.hs; ++i) dv[i] += w * dout_t[i];
     }
     // Softmax: dscore[t2] = a[t2] · (da[t2] − Σ a·da).
     float weighted = 0.0f;
-    for (std::int64_t t2 = 0; t2 <= t; ++t2) weighted += a[t2] * da[t2];
-    const float* q = qkv + (b * s.T + t) * C3 + h * s.hs;
+    for (std::int64_t t2 = 0; t2 <= t; ++t2) weighted += detail::widened(a[t2]) * da[t2];
+    const Stored* q = qkv + (b * s.T + t) * C3 + h * s.hs;
     float* dq = dqkv + (b * s.T + t) * C3 + h * s.hs;
     for (std::int64_t t2 = 0; t2 <= t; ++t2) {
-      const float dscore = a[t2] * (da[t2] - weighted) * scale;
-      const float* k = qkv + (b * s.T + t2) * C3 + s.C + h * s.hs;
+      const float dscore = detail::widened(a[t2]) * (da[t2] - weighted) * scale;
+      const Stored* k = qkv + (b * s.T + t2) * C3 + s.C + h * s.hs;
       float* dk = dqkv + (b * s.T + t2) * C3 + s.C + h * s.hs;
 #pragma omp simd
       for (std::int64_t i = 0; i < s.hs; ++i) {
-        dq[i] += dscore * k[i];
-        dk[i] += dscore * q[i];
+        dq[i] += dscore * detail::widened(k[i]);
+        dk[i] += dscore * detail::widened(q[i]);
       }
     }
   }
 }
 
-}  // namespace
-
-void attention_forward(Backend backend, std::span<float> out, std::span<float> att,
-                       std::span<const float> qkv, std::int64_t B, std::int64_t T,
-                       std::int64_t C, std::int64_t H) {
+template <class Stored>
+void attention_forward_of(Backend backend, std::span<float> out, std::span<Stored> att,
+                          std::span<const Stored> qkv, std::int64_t B, std::int64_t T,
+                          std::int64_t C, std::int64_t H) {
   const Shape s = check("attention_forward", B, T, C, H, qkv.size(), out.size(), att.size(),
                         "out (B·T × C)");
   switch (backend) {
@@ -151,10 +171,11 @@ void attention_forward(Backend backend, std::span<float> out, std::span<float> a
   unsupported("attention_forward", backend);
 }
 
-void attention_backward(Backend backend, std::span<float> dqkv, std::span<float> datt,
-                        std::span<const float> dout, std::span<const float> qkv,
-                        std::span<const float> att, std::int64_t B, std::int64_t T,
-                        std::int64_t C, std::int64_t H) {
+template <class Stored>
+void attention_backward_of(Backend backend, std::span<float> dqkv, std::span<float> datt,
+                           std::span<const float> dout, std::span<const Stored> qkv,
+                           std::span<const Stored> att, std::int64_t B, std::int64_t T,
+                           std::int64_t C, std::int64_t H) {
   constexpr std::string_view kernel = "attention_backward";
   const Shape s = check(kernel, B, T, C, H, qkv.size(), dout.size(), att.size(), "dout (B·T × C)");
   detail::check_size(kernel, "dqkv (B·T × 3C)", dqkv.size(), static_cast<std::int64_t>(qkv.size()));
@@ -179,6 +200,34 @@ void attention_backward(Backend backend, std::span<float> dqkv, std::span<float>
       break;
   }
   unsupported(kernel, backend);
+}
+
+}  // namespace
+
+void attention_forward(Backend backend, std::span<float> out, std::span<float> att,
+                       std::span<const float> qkv, std::int64_t B, std::int64_t T,
+                       std::int64_t C, std::int64_t H) {
+  attention_forward_of(backend, out, att, qkv, B, T, C, H);
+}
+
+void attention_forward(Backend backend, std::span<float> out, std::span<std::uint16_t> att_bf16,
+                       std::span<const std::uint16_t> qkv_bf16, std::int64_t B, std::int64_t T,
+                       std::int64_t C, std::int64_t H) {
+  attention_forward_of(backend, out, att_bf16, qkv_bf16, B, T, C, H);
+}
+
+void attention_backward(Backend backend, std::span<float> dqkv, std::span<float> datt,
+                        std::span<const float> dout, std::span<const float> qkv,
+                        std::span<const float> att, std::int64_t B, std::int64_t T,
+                        std::int64_t C, std::int64_t H) {
+  attention_backward_of(backend, dqkv, datt, dout, qkv, att, B, T, C, H);
+}
+
+void attention_backward(Backend backend, std::span<float> dqkv, std::span<float> datt,
+                        std::span<const float> dout, std::span<const std::uint16_t> qkv_bf16,
+                        std::span<const std::uint16_t> att_bf16, std::int64_t B, std::int64_t T,
+                        std::int64_t C, std::int64_t H) {
+  attention_backward_of(backend, dqkv, datt, dout, qkv_bf16, att_bf16, B, T, C, H);
 }
 
 }  // namespace lowcomm::kernels

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "../stored_values.hpp"
 #include "transformer_checks.hpp"
 #if LOWCOMM_HAVE_CUDA
 #include "../cuda/cuda_model_kernels.hpp"
@@ -45,20 +46,20 @@ inline float gelu_grad_cpu(float x) {
   return s + 2.0f * x * (s * (e * s)) * kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
 }
 
-}  // namespace
-
-void gelu_forward(Backend backend, std::span<float> out, std::span<const float> inp) {
+// One template for both storages of inp (../stored_values.hpp).
+template <class Stored>
+void gelu_forward_of(Backend backend, std::span<float> out, std::span<const Stored> inp) {
   const auto n = static_cast<std::int64_t>(out.size());
   detail::check_size("gelu_forward", "inp", inp.size(), n);
   float* o = out.data();
-  const float* x = inp.data();
+  const Stored* x = inp.data();
   switch (backend) {
     case Backend::Reference:
-      for (std::int64_t i = 0; i < n; ++i) o[i] = gelu_reference(x[i]);
+      for (std::int64_t i = 0; i < n; ++i) o[i] = gelu_reference(detail::widened(x[i]));
       return;
     case Backend::Cpu:
 #pragma omp parallel for simd schedule(static)
-      for (std::int64_t i = 0; i < n; ++i) o[i] = gelu_cpu(x[i]);
+      for (std::int64_t i = 0; i < n; ++i) o[i] = gelu_cpu(detail::widened(x[i]));
       return;
     case Backend::Kokkos: break;
     case Backend::Cuda:
@@ -70,23 +71,22 @@ void gelu_forward(Backend backend, std::span<float> out, std::span<const float> 
   unsupported("gelu_forward", backend);
 }
 
-void gelu_backward(Backend backend, std::span<float> dinp, std::span<const float> inp,
-                   std::span<const float> dout) {
+template <class Stored>
+void gelu_backward_of(Backend backend, std::span<float> dinp, std::span<const Stored> inp,
+                      std::span<const float> dout) {
   const auto n = static_cast<std::int64_t>(dinp.size());
   detail::check_size("gelu_backward", "inp", inp.size(), n);
   detail::check_size("gelu_backward", "dout", dout.size(), n);
   float* g = dinp.data();
-  const float* x = inp.data();
+  const Stored* x = inp.data();
   const float* d = dout.data();
   switch (backend) {
     case Backend::Reference:
-      for (std::int64_t i = 0; i < n; ++i) {
-        g[i] = gelu_grad_reference(x[i]) * d[i];
-      }
+      for (std::int64_t i = 0; i < n; ++i) g[i] = gelu_grad_reference(detail::widened(x[i])) * d[i];
       return;
     case Backend::Cpu:
 #pragma omp parallel for simd schedule(static)
-      for (std::int64_t i = 0; i < n; ++i) g[i] = gelu_grad_cpu(x[i]) * d[i];
+      for (std::int64_t i = 0; i < n; ++i) g[i] = gelu_grad_cpu(detail::widened(x[i])) * d[i];
       return;
     case Backend::Kokkos: break;
     case Backend::Cuda:
@@ -96,6 +96,26 @@ void gelu_backward(Backend backend, std::span<float> dinp, std::span<const float
       break;
   }
   unsupported("gelu_backward", backend);
+}
+
+}  // namespace
+
+void gelu_forward(Backend backend, std::span<float> out, std::span<const float> inp) {
+  gelu_forward_of(backend, out, inp);
+}
+
+void gelu_forward(Backend backend, std::span<float> out, std::span<const std::uint16_t> inp_bf16) {
+  gelu_forward_of(backend, out, inp_bf16);
+}
+
+void gelu_backward(Backend backend, std::span<float> dinp, std::span<const float> inp,
+                   std::span<const float> dout) {
+  gelu_backward_of(backend, dinp, inp, dout);
+}
+
+void gelu_backward(Backend backend, std::span<float> dinp, std::span<const std::uint16_t> inp_bf16,
+                   std::span<const float> dout) {
+  gelu_backward_of(backend, dinp, inp_bf16, dout);
 }
 
 }  // namespace lowcomm::kernels

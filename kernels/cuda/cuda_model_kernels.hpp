@@ -32,9 +32,18 @@ void attention_forward(std::span<float> out, std::span<float> att, std::span<con
 void attention_backward(std::span<float> dqkv, std::span<float> datt, std::span<const float> dout,
                         std::span<const float> qkv, std::span<const float> att, std::int64_t B, std::int64_t T,
                         std::int64_t C, std::int64_t H);
+// The same with qkv and att stored as bf16 bits (attention.hpp's contract for them).
+void attention_forward(std::span<float> out, std::span<std::uint16_t> att_bf16, std::span<const std::uint16_t> qkv_bf16,
+                       std::int64_t B, std::int64_t T, std::int64_t C, std::int64_t H);
+void attention_backward(std::span<float> dqkv, std::span<float> datt, std::span<const float> dout,
+                        std::span<const std::uint16_t> qkv_bf16, std::span<const std::uint16_t> att_bf16,
+                        std::int64_t B, std::int64_t T, std::int64_t C, std::int64_t H);
 
 void gelu_forward(std::span<float> out, std::span<const float> inp);
 void gelu_backward(std::span<float> dinp, std::span<const float> inp, std::span<const float> dout);
+// The same with inp stored as bf16 bits.
+void gelu_forward(std::span<float> out, std::span<const std::uint16_t> inp_bf16);
+void gelu_backward(std::span<float> dinp, std::span<const std::uint16_t> inp_bf16, std::span<const float> dout);
 
 void residual_add(std::span<float> out, std::span<const float> a, std::span<const float> b);
 

@@ -242,6 +242,8 @@ TEST_F(CudaModelKernels, ManagedBuffersFillAndSign) {
                          [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }));
 }
 
+TEST_F(CudaModelKernels, Bf16StorageFormsOfGeluAndAttention) { test::expect_bf16_storage_forms(kCuda, 1e-4, "on cuda"); }
+
 TEST_F(CudaModelKernels, RunsAreBitwiseRepeatable) { test::expect_runs_bitwise_repeatable(kCuda); }
 
 }  // namespace

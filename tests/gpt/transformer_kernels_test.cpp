@@ -380,6 +380,15 @@ TEST(Attention, BackwardMatchesFiniteDifferences) {
   check_gradient(qkv, dqkv, objective, "attention dqkv", 80);
 }
 
+TEST(TransformerKernels, Bf16StorageFormsOfGeluAndAttention) {
+  for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
+    for (int threads : {1, 2}) {
+      Threads t(threads);
+      test::expect_bf16_storage_forms(backend, 1e-5, std::string(to_string(backend)) + " on " + std::to_string(threads));
+    }
+  }
+}
+
 TEST(Attention, RejectsWidthNotDivisibleByHeads) {
   Floats qkv(2 * 3 * 10), out(2 * 10), att(3 * 2 * 2);
   EXPECT_THAT([&] { attention_forward(Backend::Cpu, out, att, qkv, 1, 2, 10, 3); },

@@ -75,7 +75,8 @@ class GptModel {
   // The logits (B·T × V) of the last loss() call (forward_backward reuses that memory for dlogits).
   std::span<const float> logits() const;
   // The bytes of activations held for the last batch shape (0 before the first pass). In bf16
-  // the linear layers' inputs are stored as bf16, which saves 2 bytes for each of their values.
+  // the activations that feed products, the attention or GELU are stored as bf16 (activations.hpp),
+  // which saves 2 bytes for each of their values.
   std::size_t activation_bytes() const { return activations_ ? activations_->bytes() : 0; }
 
   // Called on the calling thread after each transformer block of the forward and backward

@@ -119,7 +119,8 @@ void run(const BenchModelArguments& args) {
   }
   std::printf("# activations %.1f MiB for B=%d T=%d%s; last loss %.4f\n",
               static_cast<double>(model.activation_bytes()) / (1024.0 * 1024.0), args.batch, args.seq,
-              execution.precision == kernels::Precision::Bf16 ? " (the linear layers' inputs in bf16)" : "", static_cast<double>(loss));
+              execution.precision == kernels::Precision::Bf16 ? " (bf16 storage, docs/model.md)" : "",
+              static_cast<double>(loss));
 }
 
 }  // namespace
@@ -143,7 +144,7 @@ void add_bench_model_command(CLI::App& bench) {
       ->check(CLI::IsMember(backends))
       ->capture_default_str();
   model->add_option("--precision", arguments.precision,
-                    "the linear layers' products: fp32, or bf16 operands with fp32 accumulation (train.precision)")
+                    "the model's precision: fp32, or bf16 products and stored activations (train.precision)")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   model->add_option("--peak-tflops", arguments.peak_tflops,

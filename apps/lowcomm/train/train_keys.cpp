@@ -35,8 +35,9 @@ void add_loop_keys(ConfigSchema& schema) {
                  "checkpoints kept, the newest (a stop on NaN/Inf keeps every older one too)", 1);
   schema.integer("train.progress_every", 10, "progress line every N steps when stdout is not a terminal", 1);
   schema.string("train.precision", "fp32",
-                "the model's matrix products: fp32, or bf16 (operands rounded to bfloat16, fp32 accumulation; "
-                "fp32 master weights, gradients and optimizer state; docs/model.md)",
+                "the model's precision: fp32, or bf16 (products of operands rounded to bfloat16 with fp32 "
+                "accumulation, and the activations that feed products, the attention or GELU stored as bfloat16; "
+                "fp32 residual stream, master weights, gradients and optimizer state; docs/model.md)",
                 {"fp32", "bf16"});
   schema.string("train.nonfinite", "stop",
                 "NaN or Inf in a loss or gradient: stop (checkpoint, exit 3) or skip the step",

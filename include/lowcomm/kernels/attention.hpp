@@ -28,4 +28,22 @@ void attention_backward(Backend backend, std::span<float> dqkv, std::span<float>
                         std::span<const float> att, std::int64_t B, std::int64_t T,
                         std::int64_t C, std::int64_t H);
 
+// The same with qkv and att stored as bfloat16 bits (float16.hpp), as a bf16 run keeps them. The
+// arithmetic is the fp32 kernels' on the values widened to fp32. The forward pass rounds each
+// probability to bf16 (to nearest even) as it stores it and weights v with the stored value, so
+// the backward pass, which reads att, differentiates what the forward pass computed. On the
+// Reference:
+//   att_bf16 = bf16(att of the fp32 kernel on the widened qkv), bitwise;
+//   out      = Σ_{t2≤t} widen(att_bf16[t2]) · v_{t2};
+//   the backward pass is bitwise the fp32 kernel's on the widened qkv and att.
+// Cpu and CUDA agree with it within float rounding, as in fp32 (their vector loops and products
+// group the sums differently; a probability can then round to the neighbouring bf16 value).
+void attention_forward(Backend backend, std::span<float> out, std::span<std::uint16_t> att_bf16,
+                       std::span<const std::uint16_t> qkv_bf16, std::int64_t B, std::int64_t T,
+                       std::int64_t C, std::int64_t H);
+void attention_backward(Backend backend, std::span<float> dqkv, std::span<float> datt,
+                        std::span<const float> dout, std::span<const std::uint16_t> qkv_bf16,
+                        std::span<const std::uint16_t> att_bf16, std::int64_t B, std::int64_t T,
+                        std::int64_t C, std::int64_t H);
+
 }  // namespace lowcomm::kernels
