@@ -22,7 +22,8 @@ void attention_forward(Backend backend, std::span<float> out, std::span<float> a
                        std::int64_t C, std::int64_t H);
 
 // dqkv (B·T × 3C) is overwritten with ∂L/∂qkv given dout = ∂L/∂out; att is the forward pass's.
-// datt is caller-provided workspace of B·H·T·T floats (so a training step allocates nothing).
+// datt is caller-provided workspace of B·H·T·T floats (so a training step allocates nothing on
+// the host backends; CUDA's bf16 forms take an fp32 copy of att from the stream-ordered pool).
 void attention_backward(Backend backend, std::span<float> dqkv, std::span<float> datt,
                         std::span<const float> dout, std::span<const float> qkv,
                         std::span<const float> att, std::int64_t B, std::int64_t T,
