@@ -27,6 +27,7 @@
 
 #include "cuda_blas.cuh"
 #include "cuda_block_reduce.cuh"
+#include "cuda_convert.cuh"
 #include "cuda_model_kernels.hpp"
 #include "../stored_values.hpp"
 
@@ -108,12 +109,6 @@ __global__ void causal_softmax_backward(float* datt, const float* att, std::int6
 
 // 1 / sqrt(hs) in float, as the Reference's host code computes it.
 float score_scale(std::int64_t hs) { return 1.0f / std::sqrt(static_cast<float>(hs)); }
-
-// out[i] = in[i] from one storage to the other (widened, or rounded to bf16).
-template <class From, class To>
-__global__ void convert_values(const From* in, std::int64_t count, To* out) {
-  for (std::int64_t i = first_item(); i < count; i += item_stride()) detail::store(out[i], detail::widened(in[i]));
-}
 
 // The probabilities in fp32, where the softmax and the products read and write them. The forward
 // pass's: att's own memory when att is fp32, else `buffer` (stored into att at the end).

@@ -18,9 +18,9 @@
 
 #include "cuda_blas.cuh"
 #include "cuda_column_sums.cuh"
+#include "cuda_convert.cuh"
 #include "cuda_memory.cuh"
 #include "cuda_model_kernels.hpp"
-#include "lowcomm/kernels/float16.hpp"
 
 namespace lowcomm::kernels::cuda_backend {
 
@@ -40,10 +40,6 @@ struct RowValues {
   }
 };
 
-__global__ void round_to_bf16(const float* in, std::int64_t n, std::uint16_t* out) {
-  for (std::int64_t i = first_item(); i < n; i += item_stride()) out[i] = float_to_bf16(in[i]);
-}
-
 // A product's operand, as it is multiplied: the values themselves in fp32, a rounded copy in bf16;
 // or values stored as bf16, used as they are.
 class Operand {
@@ -52,7 +48,7 @@ class Operand {
     if (!bf16 || values.empty()) return;
     rounded_ = DeviceBuffer<std::uint16_t>(values.size());
     const auto n = static_cast<std::int64_t>(values.size());
-    launch("round_to_bf16", round_to_bf16, n, values_.data(), n, rounded_.data());
+    launch("round_to_bf16", convert_values<float, std::uint16_t>, n, values_.data(), n, rounded_.data());
   }
   explicit Operand(std::span<const std::uint16_t> bits) : values_({}), bits_(bits) {}
   const float* fp32() const { return values_.data(); }
