@@ -6,7 +6,7 @@
 #include <memory>
 #include <span>
 
-namespace lowcomm::kernels::detail {
+namespace lowcomm::kernels::cpu_backend {
 
 class BlockSelector {
  public:
@@ -24,4 +24,4 @@ class BlockSelector {
   std::unique_ptr<Buffers> buffers_;
 };
 
-}  // namespace lowcomm::kernels::detail
+}  // namespace lowcomm::kernels::cpu_backend

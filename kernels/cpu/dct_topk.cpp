@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backend_scratch.hpp"
+#include "../backend_scratch.hpp"
 #include "block_mean.hpp"
 #include "block_topk.hpp"
 #include "dct_chunks.hpp"
@@ -50,7 +50,7 @@ void dct_topk_per_block(Backend backend, const BlockLayout& layout, std::span<co
     }
     case Backend::Cpu:
       return detail::dct_encode_chunks(layout, tensor, [&](std::int64_t first, std::int64_t blocks, const float* q) {
-        thread_local detail::BlockSelector selector;
+        thread_local cpu_backend::BlockSelector selector;
         for (std::int64_t b = 0; b < blocks; ++b) {
           const std::size_t out = static_cast<std::size_t>((first + b) * kept);
           selector.select(std::span(q + b * block_size, static_cast<std::size_t>(block_size)), kept,

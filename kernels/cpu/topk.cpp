@@ -1,76 +1,28 @@
-#include "lowcomm/kernels/topk.hpp"
-
+// topk.hpp on the Cpu backend: bitwise the Reference's selection, found without sorting the span.
 #include <omp.h>
 
 #include <algorithm>
 #include <functional>
-#include <bit>
 #include <numeric>
-#include <string_view>
 #include <vector>
 
-#include <fmt/format.h>
-
+#include "../backend_kernels.hpp"
+#include "../topk_order.hpp"
 #include "block_topk.hpp"
 #include "lowcomm/core/simd_clones.hpp"
-#include "lowcomm/error.hpp"
-#if LOWCOMM_HAVE_KOKKOS
-#include "../kokkos/kokkos_backend.hpp"
-#endif
-#if LOWCOMM_HAVE_CUDA
-#include "../cuda/cuda_backend.hpp"
-#endif
 
-namespace lowcomm::kernels {
+namespace lowcomm::kernels::cpu_backend {
+
+using detail::Candidate;
+using detail::comes_before;
+using detail::magnitude_key;
+using detail::write_selection;
 
 namespace {
-
-constexpr std::string_view kPerBlock = "topk_per_block";
-constexpr std::string_view kGlobal = "topk_global";
 
 // Elements below which the Cpu backend stays on one thread: a block scan costs about a
 // nanosecond per element, less than waking the OpenMP team for small inputs.
 constexpr std::int64_t kParallelElements = std::int64_t{1} << 15;
-
-// The selection order as an integer: the bits of |v| order like the magnitudes themselves
-// (+0 and -0 both become 0), and every NaN, whatever its sign and payload, becomes the one
-// key just above +inf's, so NaNs tie among themselves and beat every number.
-// (min() rather than a branch, so that loops over keys vectorise.)
-constexpr std::uint32_t kNanKey = 0x7F800001u;  // +inf's bits + 1
-inline std::uint32_t magnitude_key(float v) {
-  return std::min(std::bit_cast<std::uint32_t>(v) & 0x7FFFFFFFu, kNanKey);
-}
-
-struct Candidate {
-  std::uint32_t key;
-  std::int64_t index;
-};
-
-// True when a is selected before b: larger magnitude first, then lower index. (An object, not a
-// function, so that the sorts inline it.)
-constexpr auto comes_before = [](const Candidate& a, const Candidate& b) {
-  return a.key > b.key || (a.key == b.key && a.index < b.index);
-};
-
-void write_selection(std::span<const float> values, std::span<const Candidate> chosen,
-                     std::int64_t* indices, float* selected) {
-  for (std::size_t j = 0; j < chosen.size(); ++j) {
-    indices[j] = chosen[j].index;
-    selected[j] = values[static_cast<std::size_t>(chosen[j].index)];
-  }
-}
-
-// ---- Reference: sort everything by the order, keep the first k --------------------------
-
-void select_reference(std::span<const float> values, std::int64_t k, std::int64_t* indices,
-                      float* selected) {
-  std::vector<Candidate> all(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    all[i] = {magnitude_key(values[i]), static_cast<std::int64_t>(i)};
-  }
-  std::sort(all.begin(), all.end(), comes_before);
-  write_selection(values, std::span(all).first(static_cast<std::size_t>(k)), indices, selected);
-}
 
 // ---- Cpu: a threshold pass, then an exact selection among the few entries above it ----------
 //
@@ -175,8 +127,6 @@ void select_range(std::span<const float> values, std::int64_t begin, std::int64_
 
 }  // namespace
 
-namespace detail {
-
 struct BlockSelector::Buffers {
   SelectScratch scratch;
 };
@@ -189,16 +139,12 @@ void BlockSelector::select(std::span<const float> block, std::int64_t k, std::in
   write_selection(block, buffers_->scratch.candidates, indices, selected);
 }
 
-}  // namespace detail
-
-namespace {
-
-void per_block_cpu(std::span<const float> values, std::int64_t block_size, std::int64_t k,
-                   std::span<std::int64_t> indices, std::span<float> selected) {
+void topk_per_block(std::span<const float> values, std::int64_t block_size, std::int64_t k,
+                    std::span<std::int64_t> indices, std::span<float> selected) {
   const std::int64_t blocks = static_cast<std::int64_t>(values.size()) / block_size;
 #pragma omp parallel if (static_cast<std::int64_t>(values.size()) > kParallelElements)
   {
-    detail::BlockSelector selector;
+    BlockSelector selector;
 #pragma omp for schedule(static)
     for (std::int64_t b = 0; b < blocks; ++b) {
       selector.select(values.subspan(static_cast<std::size_t>(b * block_size), static_cast<std::size_t>(block_size)),
@@ -209,8 +155,8 @@ void per_block_cpu(std::span<const float> values, std::int64_t block_size, std::
 
 // Each thread selects the best k of its own contiguous range; the final answer is the first k
 // of those lists merged, which does not depend on how the span was cut.
-void global_cpu(std::span<const float> values, std::int64_t k, std::span<std::int64_t> indices,
-                std::span<float> selected) {
+void topk_global(std::span<const float> values, std::int64_t k, std::span<std::int64_t> indices,
+                 std::span<float> selected) {
   const auto n = static_cast<std::int64_t>(values.size());
   const std::int64_t ranges = std::clamp<std::int64_t>(n / kParallelElements, 1,
                                                        omp_get_max_threads());
@@ -232,74 +178,4 @@ void global_cpu(std::span<const float> values, std::int64_t k, std::span<std::in
   write_selection(values, merged, indices.data(), selected.data());
 }
 
-void check_outputs(std::string_view kernel, std::int64_t expected,
-                   std::span<std::int64_t> indices, std::span<float> selected) {
-  const auto want = static_cast<std::size_t>(expected);
-  if (indices.size() != want || selected.size() != want) {
-    throw Error(fmt::format("{}: the output spans must hold exactly {} entries, got {} indices "
-                            "and {} values", kernel, expected, indices.size(), selected.size()));
-  }
-}
-
-}  // namespace
-
-void topk_per_block(Backend backend, std::span<const float> values, std::int64_t block_size,
-                    std::int64_t k, std::span<std::int64_t> indices, std::span<float> selected) {
-  if (block_size < 1) {
-    throw Error(fmt::format("{}: block_size {} must be >= 1", kPerBlock, block_size));
-  }
-  if (static_cast<std::int64_t>(values.size()) % block_size != 0) {
-    throw Error(fmt::format("{}: {} values are not a whole number of blocks of {}", kPerBlock,
-                            values.size(), block_size));
-  }
-  const std::int64_t kept = std::clamp<std::int64_t>(k, 1, block_size);
-  const std::int64_t blocks = static_cast<std::int64_t>(values.size()) / block_size;
-  check_outputs(kPerBlock, blocks * kept, indices, selected);
-  switch (backend) {
-    case Backend::Reference:
-      for (std::int64_t b = 0; b < blocks; ++b) {
-        select_reference(values.subspan(static_cast<std::size_t>(b * block_size),
-                                        static_cast<std::size_t>(block_size)),
-                         kept, indices.data() + b * kept, selected.data() + b * kept);
-      }
-      return;
-    case Backend::Cpu: return per_block_cpu(values, block_size, kept, indices, selected);
-    case Backend::Kokkos:
-#if LOWCOMM_HAVE_KOKKOS
-      return kokkos_backend::topk_per_block(values, block_size, kept, indices, selected);
-#endif
-      break;
-    case Backend::Cuda:
-#if LOWCOMM_HAVE_CUDA
-      return cuda_backend::topk_per_block(values, block_size, kept, indices, selected);
-#endif
-      break;
-  }
-  unsupported(kPerBlock, backend);
-}
-
-void topk_global(Backend backend, std::span<const float> values, std::int64_t k,
-                 std::span<std::int64_t> indices, std::span<float> selected) {
-  if (values.empty()) throw Error(fmt::format("{}: no values to select from", kGlobal));
-  const auto n = static_cast<std::int64_t>(values.size());
-  const std::int64_t kept = std::clamp<std::int64_t>(k, 1, n);
-  check_outputs(kGlobal, kept, indices, selected);
-  switch (backend) {
-    case Backend::Reference:
-      return select_reference(values, kept, indices.data(), selected.data());
-    case Backend::Cpu: return global_cpu(values, kept, indices, selected);
-    case Backend::Kokkos:
-#if LOWCOMM_HAVE_KOKKOS
-      return kokkos_backend::topk_global(values, kept, indices, selected);
-#endif
-      break;
-    case Backend::Cuda:
-#if LOWCOMM_HAVE_CUDA
-      return cuda_backend::topk_global(values, kept, indices, selected);
-#endif
-      break;
-  }
-  unsupported(kGlobal, backend);
-}
-
-}  // namespace lowcomm::kernels
+}  // namespace lowcomm::kernels::cpu_backend

@@ -11,28 +11,17 @@
 // The spans are host memory. In a space that cannot read it, the inputs are copied to the
 // device and the outputs back for each call (kokkos_views.hpp); in a host space nothing is
 // copied. No header of this one includes Kokkos: only kernels/kokkos/*.cpp do.
-#include <cstddef>
-#include <cstdint>
-#include <span>
-#include <string>
-
-#include "lowcomm/kernels/blocks.hpp"
-#include "lowcomm/kernels/optimizer_updates.hpp"
-#include "lowcomm/kernels/scatter.hpp"
+#include "../backend_kernels.hpp"
 
 namespace lowcomm::kernels::kokkos_backend {
 
-// Kokkos::initialize on first use (finalized at exit), and "Kokkos <version>, execution space
-// <name>, matrix products <gemm_provider()>".
+// Kokkos::initialize on first use (finalized at exit).
 void ensure_initialized();
-std::string description();
 
 // Whether the default execution space computes on host memory in place (Serial, OpenMP,
 // Threads). Where it cannot (CUDA, HIP, SYCL), every call copies its spans to the device and back:
 // the dispatch then runs the optimizers' updates and the elementwise maps, whose operands are the
 // strategies' host-memory state, with the Cpu loops instead (the same bits).
 bool reads_host_memory();
-
-#include "../accelerator_kernels.inc"
 
 }  // namespace lowcomm::kernels::kokkos_backend

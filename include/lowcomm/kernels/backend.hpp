@@ -22,7 +22,7 @@ std::string_view to_string(Backend backend);
 // The BLAS behind every Cpu matrix product in this build: OpenBLAS's configuration string,
 // "CBLAS <libraries>" (LOWCOMM_BLAS=FindBLAS), or "Eigen" (for `lowcomm info` and the
 // benchmarks' headers).
-std::string_view cpu_matrix_products();
+std::string cpu_matrix_products();
 
 // Where Backend::Kokkos computes, e.g. "Kokkos 3.4.1, execution space Serial, matrix products
 // KokkosBlas::gemm", or "" in a build without it. Starts Kokkos if it has not started yet.
@@ -37,11 +37,17 @@ std::string cuda_description();
 // change (not in this build, or no CUDA device visible).
 std::string unavailable_reason(Backend backend);
 
+// Whether `backend` has the kernel or the kernel family `name` (a family is the name of its
+// header: "topk", "attention", ...), in this build: false where its version is a stub that throws
+// "<kernel> has no <backend> implementation". A CUDA build answers true for Cuda without a device
+// (unavailable_reason says why it cannot run).
+bool implements(Backend backend, std::string_view name);
+
 // Whether the transformer's kernels (the reference model's layers) exist on this backend:
 // Reference and Cpu, and Cuda in a build with it; Kokkos has the compressors' kernels only.
 bool has_model_kernels(Backend backend);
 
-// Throws lowcomm::Error: "<kernel> has no <backend> implementation".
+// TRANSITION: removed when every family goes through dispatch/.
 [[noreturn]] void unsupported(std::string_view kernel, Backend backend);
 
 }  // namespace lowcomm::kernels

@@ -44,7 +44,7 @@ class BackendBuffer {
  private:
   T* data_ = nullptr;
   std::size_t size_ = 0;
-  bool managed_ = false;  // CUDA managed memory rather than the host heap
+  Backend backend_ = Backend::Reference;  // whose allocate() gave data_
 };
 
 using FloatBuffer = BackendBuffer<float>;

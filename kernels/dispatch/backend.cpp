@@ -1,0 +1,91 @@
+// The device-neutral questions about backends (lowcomm/kernels/backend.hpp), each answered by the
+// backend itself through the dispatch, and the stubs' registry (../absent.hpp).
+#include "lowcomm/kernels/backend.hpp"
+
+#include <algorithm>
+#include <array>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "../absent.hpp"
+#include "dispatch.hpp"
+#include "lowcomm/error.hpp"
+
+namespace lowcomm::kernels {
+
+namespace {
+
+// What the stubs registered: (backend, kernel or family). Filled while the library's statics
+// start; read afterwards.
+struct AbsentRegistry {
+  std::mutex mutex;
+  std::vector<std::pair<Backend, std::string>> names;
+};
+
+AbsentRegistry& absent_registry() {
+  static AbsentRegistry registry;
+  return registry;
+}
+
+}  // namespace
+
+std::string_view to_string(Backend backend) {
+  switch (backend) {
+    case Backend::Reference: return "reference";
+    case Backend::Cpu: return "cpu";
+    case Backend::Kokkos: return "kokkos";
+    case Backend::Cuda: return "cuda";
+  }
+  return "?";
+}
+
+std::string cpu_matrix_products() { return cpu_backend::description(); }
+std::string kokkos_description() { return kokkos_backend::description(); }
+std::string cuda_description() { return cuda_backend::description(); }
+
+std::string unavailable_reason(Backend backend) { return LOWCOMM_DISPATCH(backend, unavailable_reason); }
+
+bool implements(Backend backend, std::string_view name) {
+  AbsentRegistry& registry = absent_registry();
+  const std::scoped_lock lock(registry.mutex);
+  return std::ranges::none_of(registry.names, [&](const auto& absent) {
+    return absent.first == backend && (absent.second == name || absent.second == "*");
+  });
+}
+
+bool has_model_kernels(Backend backend) {
+  constexpr std::array<std::string_view, 7> kModelFamilies = {"embedding", "layernorm",     "attention", "gelu",
+                                                               "residual",  "cross_entropy", "linear"};
+  return std::ranges::all_of(kModelFamilies, [&](std::string_view family) { return implements(backend, family); });
+}
+
+void unsupported(std::string_view kernel, Backend backend) {
+  throw Error(fmt::format("kernel {} has no {} implementation in this build", kernel, to_string(backend)));
+}
+
+namespace detail {
+
+void absent(std::string_view kernel, Backend backend) {
+  const std::string reason = unavailable_reason(backend);
+  throw Error(fmt::format("kernel {} has no {} implementation{}{}", kernel, to_string(backend),
+                          reason.empty() ? "" : ": ", reason));
+}
+
+bool register_absent(Backend backend, std::string_view name) {
+  AbsentRegistry& registry = absent_registry();
+  const std::scoped_lock lock(registry.mutex);
+  registry.names.emplace_back(backend, std::string(name));
+  return true;
+}
+
+void unknown_backend(Backend backend) {
+  throw Error(fmt::format("unknown kernel backend {}", static_cast<int>(backend)));
+}
+
+}  // namespace detail
+
+}  // namespace lowcomm::kernels
