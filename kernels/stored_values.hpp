@@ -2,7 +2,7 @@
 // An activation's values as the model's kernels read and write them, whether it is stored as fp32
 // or, in a bf16 run, as bfloat16 bits (float16.hpp): read widened to fp32 (exact), written rounded
 // to nearest even. One template of a kernel then serves both storages, on every backend (the
-// Reference and Cpu loops in kernels/cpu, the CUDA kernels).
+// Reference and Cpu loops, kernels/*_rows.hpp, the CUDA kernels).
 #include <cstdint>
 
 #include "lowcomm/core/host_device.hpp"

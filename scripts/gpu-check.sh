@@ -35,7 +35,7 @@ cmake --build --preset cuda --parallel "$(nproc)" --target lowcomm_cli kernels_c
 echo "# build: $((SECONDS - start)) s"
 echo "== tests labelled cuda or gpu =="
 status=0
-ctest --preset cuda --output-on-failure || status=$?
+ctest --preset cuda -L "cuda|gpu" --output-on-failure || status=$?
 echo "== lowcomm info =="
 build/cuda/apps/lowcomm/lowcomm info | sed -n '/Compute backends/,/^$/p'
 echo "== bench compressors, CUDA backend, 1 rank (%copy: of the HBM's device-to-device copy rate) =="

@@ -1,122 +1,27 @@
-#include "lowcomm/kernels/dct.hpp"
-
+// dct.hpp on the Cpu backend: per-block loops for small transforms, chunked matrix products
+// (the library's BLAS) for larger ones: the Reference's transform within float rounding (dct.hpp).
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <numbers>
-#include <string_view>
+#include <vector>
 
-#include <fmt/format.h>
-
+#include "../backend_kernels.hpp"
+#include "../dct_blocks.hpp"
 #include "blas.hpp"
 #include "dct_chunks.hpp"
 #include "lowcomm/core/simd_clones.hpp"
-#include "lowcomm/error.hpp"
-#if LOWCOMM_HAVE_KOKKOS
-#include "../kokkos/kokkos_backend.hpp"
-#endif
-#if LOWCOMM_HAVE_CUDA
-#include "../cuda/cuda_backend.hpp"
-#endif
+#include "lowcomm/kernels/dct.hpp"
 
-namespace lowcomm::kernels {
+namespace lowcomm::kernels::cpu_backend {
+
+using detail::block_origin;
 
 namespace {
 
-constexpr std::string_view kEncode = "dct_encode_blocks";
-constexpr std::string_view kDecode = "dct_decode_blocks";
-
 // Multiply-adds below which starting the OpenMP team costs more than the transform itself.
 constexpr std::int64_t kParallelWork = std::int64_t{1} << 16;
-
-bool overlap(std::span<const float> a, std::span<const float> b) {
-  if (a.empty() || b.empty()) return false;
-  const auto a0 = reinterpret_cast<std::uintptr_t>(a.data());
-  const auto b0 = reinterpret_cast<std::uintptr_t>(b.data());
-  return a0 < b0 + b.size_bytes() && b0 < a0 + a.size_bytes();
-}
-
-void check_arguments(std::string_view kernel, const BlockLayout& layout,
-                     std::span<const float> input, std::span<const float> output) {
-  check_block_layout(layout, kernel);
-  const auto size = static_cast<std::size_t>(layout.size());
-  if (input.size() != size || output.size() != size) {
-    throw Error(fmt::format("{}: the layout has {} elements but the input span has {} and the "
-                            "output span {}", kernel, size, input.size(), output.size()));
-  }
-  if (overlap(input, output)) {
-    throw Error(fmt::format("{}: input and output spans overlap; the transform cannot run in "
-                            "place", kernel));
-  }
-}
-
-// Offset in the tensor of element (0, 0) of a block numbered row-major over
-// (batch, block row, block col).
-std::int64_t block_origin(const BlockLayout& l, std::int64_t block) {
-  const std::int64_t per_row = l.cols / l.block_cols;
-  const std::int64_t per_matrix = (l.rows / l.block_rows) * per_row;
-  const std::int64_t b = block / per_matrix;
-  const std::int64_t br = (block % per_matrix) / per_row;
-  const std::int64_t bc = block % per_row;
-  return (b * l.rows + br * l.block_rows) * l.cols + bc * l.block_cols;
-}
-
-// ---- Reference: one output at a time, each a plain dot product ----------------------------
-
-void encode_reference(const BlockLayout& l, std::span<const float> x, std::span<float> q) {
-  const std::int64_t h = l.block_rows;
-  const std::int64_t w = l.block_cols;
-  const std::vector<float> ch = dct_basis(h);
-  const std::vector<float> cw = dct_basis(w);
-  std::vector<float> t(static_cast<std::size_t>(h * w));
-  for (std::int64_t block = 0; block < l.blocks(); ++block) {
-    const float* xb = x.data() + block_origin(l, block);
-    float* qb = q.data() + block * h * w;
-    for (std::int64_t r = 0; r < h; ++r) {
-      for (std::int64_t j = 0; j < w; ++j) {
-        float acc = 0.0f;
-        for (std::int64_t c = 0; c < w; ++c) acc += xb[r * l.cols + c] * cw[j * w + c];
-        t[r * w + j] = acc;
-      }
-    }
-    for (std::int64_t i = 0; i < h; ++i) {
-      for (std::int64_t j = 0; j < w; ++j) {
-        float acc = 0.0f;
-        for (std::int64_t r = 0; r < h; ++r) acc += ch[i * h + r] * t[r * w + j];
-        qb[i * w + j] = acc;
-      }
-    }
-  }
-}
-
-void decode_reference(const BlockLayout& l, std::span<const float> q, std::span<float> x) {
-  const std::int64_t h = l.block_rows;
-  const std::int64_t w = l.block_cols;
-  const std::vector<float> ch = dct_basis(h);
-  const std::vector<float> cw = dct_basis(w);
-  std::vector<float> u(static_cast<std::size_t>(h * w));
-  for (std::int64_t block = 0; block < l.blocks(); ++block) {
-    const float* qb = q.data() + block * h * w;
-    float* xb = x.data() + block_origin(l, block);
-    for (std::int64_t i = 0; i < h; ++i) {
-      for (std::int64_t c = 0; c < w; ++c) {
-        float acc = 0.0f;
-        for (std::int64_t j = 0; j < w; ++j) acc += qb[i * w + j] * cw[j * w + c];
-        u[i * w + c] = acc;
-      }
-    }
-    for (std::int64_t r = 0; r < h; ++r) {
-      for (std::int64_t c = 0; c < w; ++c) {
-        float acc = 0.0f;
-        for (std::int64_t i = 0; i < h; ++i) acc += ch[i * h + r] * u[i * w + c];
-        xb[r * l.cols + c] = acc;
-      }
-    }
-  }
-}
 
 // ---- Cpu ---------------------------------------------------------------------------------------
 //
@@ -501,20 +406,19 @@ void decode_products(const BlockLayout& l, std::span<const float> q, std::span<f
 
 bool use_loops(const BlockLayout& l) { return l.size() < kProductWork / (l.block_rows + l.block_cols); }
 
-void encode_cpu(const BlockLayout& l, std::span<const float> x, std::span<float> q) {
+}  // namespace
+
+void dct_encode_blocks(const BlockLayout& l, std::span<const float> x, std::span<float> q) {
   if (use_loops(l)) return encode_loops(l, x, q);
   encode_products(l, x, q);
 }
 
-void decode_cpu(const BlockLayout& l, std::span<const float> q, std::span<float> x) {
+void dct_decode_blocks(const BlockLayout& l, std::span<const float> q, std::span<float> x) {
   if (use_loops(l)) return decode_loops(l, q, x);
   decode_products(l, q, x);
 }
 
-}  // namespace
-
-namespace detail {
-
+// The chunk-streaming transforms of dct_chunks.hpp.
 void dct_encode_chunks(const BlockLayout& l, std::span<const float> x, const ChunkConsumer& consume) {
   if (use_loops(l)) {
     std::vector<float> q(static_cast<std::size_t>(l.size()));
@@ -543,63 +447,4 @@ void dct_decode_chunks(const BlockLayout& l, const ChunkProducer& produce, std::
   });
 }
 
-}  // namespace detail
-
-std::vector<float> dct_basis(std::int64_t c) {
-  std::int64_t elements = 0;
-  if (c < 1 || __builtin_mul_overflow(c, c, &elements)) {
-    throw Error(fmt::format("dct_basis: length {} must be >= 1 and its square fit in int64", c));
-  }
-  std::vector<float> basis(static_cast<std::size_t>(elements));
-  for (std::int64_t k = 0; k < c; ++k) {
-    const double scale = std::sqrt((k == 0 ? 1.0 : 2.0) / static_cast<double>(c));
-    for (std::int64_t n = 0; n < c; ++n) {
-      const double angle = std::numbers::pi * static_cast<double>(2 * n + 1) *
-                           static_cast<double>(k) / (2.0 * static_cast<double>(c));
-      basis[k * c + n] = static_cast<float>(scale * std::cos(angle));
-    }
-  }
-  return basis;
-}
-
-void dct_encode_blocks(Backend backend, const BlockLayout& layout, std::span<const float> tensor,
-                       std::span<float> coefficients) {
-  check_arguments(kEncode, layout, tensor, coefficients);
-  switch (backend) {
-    case Backend::Reference: return encode_reference(layout, tensor, coefficients);
-    case Backend::Cpu: return encode_cpu(layout, tensor, coefficients);
-    case Backend::Kokkos:
-#if LOWCOMM_HAVE_KOKKOS
-      return kokkos_backend::dct_encode_blocks(layout, tensor, coefficients);
-#endif
-      break;
-    case Backend::Cuda:
-#if LOWCOMM_HAVE_CUDA
-      return cuda_backend::dct_encode_blocks(layout, tensor, coefficients);
-#endif
-      break;
-  }
-  unsupported(kEncode, backend);
-}
-
-void dct_decode_blocks(Backend backend, const BlockLayout& layout,
-                       std::span<const float> coefficients, std::span<float> tensor) {
-  check_arguments(kDecode, layout, coefficients, tensor);
-  switch (backend) {
-    case Backend::Reference: return decode_reference(layout, coefficients, tensor);
-    case Backend::Cpu: return decode_cpu(layout, coefficients, tensor);
-    case Backend::Kokkos:
-#if LOWCOMM_HAVE_KOKKOS
-      return kokkos_backend::dct_decode_blocks(layout, coefficients, tensor);
-#endif
-      break;
-    case Backend::Cuda:
-#if LOWCOMM_HAVE_CUDA
-      return cuda_backend::dct_decode_blocks(layout, coefficients, tensor);
-#endif
-      break;
-  }
-  unsupported(kDecode, backend);
-}
-
-}  // namespace lowcomm::kernels
+}  // namespace lowcomm::kernels::cpu_backend

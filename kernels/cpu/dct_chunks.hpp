@@ -12,7 +12,7 @@
 
 #include "lowcomm/kernels/blocks.hpp"
 
-namespace lowcomm::kernels::detail {
+namespace lowcomm::kernels::cpu_backend {
 
 // coefficients: blocks · h·w floats, block after block, of blocks [first_block, first_block + blocks).
 using ChunkConsumer = std::function<void(std::int64_t first_block, std::int64_t blocks, const float* coefficients)>;
@@ -26,4 +26,4 @@ void dct_encode_chunks(const BlockLayout& layout, std::span<const float> tensor,
 // tensor.
 void dct_decode_chunks(const BlockLayout& layout, const ChunkProducer& produce, std::span<float> tensor);
 
-}  // namespace lowcomm::kernels::detail
+}  // namespace lowcomm::kernels::cpu_backend

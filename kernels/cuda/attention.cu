@@ -28,7 +28,7 @@
 #include "cuda_blas.cuh"
 #include "cuda_block_reduce.cuh"
 #include "cuda_convert.cuh"
-#include "cuda_model_kernels.hpp"
+#include "cuda_backend.hpp"
 #include "../stored_values.hpp"
 
 namespace lowcomm::kernels::cuda_backend {

@@ -1,5 +1,5 @@
 // GELU, tanh approximation (gelu.hpp), on the GPU: one element per thread, the Reference's
-// formulas as it writes them (kernels/cpu/gelu.cpp's gelu_reference and gelu_grad_reference: the
+// formulas as it writes them (kernels/reference/gelu.cpp's gelu_reference and gelu_grad_reference: the
 // same constants, the same order of operations, tanhf for std::tanh). With --fmad=false every
 // multiply and add rounds as on the host, so results differ from the Reference only by tanhf's
 // rounding against the host's (a few ulp), and are the same run to run. An input stored as bf16
@@ -8,7 +8,7 @@
 #include <span>
 
 #include "cuda_memory.cuh"
-#include "cuda_model_kernels.hpp"
+#include "cuda_backend.hpp"
 #include "../stored_values.hpp"
 
 namespace lowcomm::kernels::cuda_backend {

@@ -16,7 +16,7 @@
 
 #include "cuda_block_reduce.cuh"
 #include "cuda_column_sums.cuh"
-#include "cuda_model_kernels.hpp"
+#include "cuda_backend.hpp"
 
 namespace lowcomm::kernels::cuda_backend {
 

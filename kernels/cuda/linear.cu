@@ -20,7 +20,7 @@
 #include "cuda_column_sums.cuh"
 #include "cuda_convert.cuh"
 #include "cuda_memory.cuh"
-#include "cuda_model_kernels.hpp"
+#include "cuda_backend.hpp"
 
 namespace lowcomm::kernels::cuda_backend {
 

@@ -12,7 +12,7 @@ namespace {
 
 constexpr std::uint32_t kLargestFinite = 0x7F7FFFFFu;
 
-// The code of one element (kernels/cpu/quantize.cpp's encode()).
+// The code of one element (kernels/quantize_format.hpp's encode()).
 __device__ unsigned encode(float x, float scale, int bits, int levels, bool stochastic, std::uint64_t seed,
                            std::int64_t index) {
   if (bits == 1) return (bits_of(x) >> 31) != 0 ? 1u : 0u;

@@ -5,7 +5,7 @@
 #include <span>
 
 #include "cuda_memory.cuh"
-#include "cuda_model_kernels.hpp"
+#include "cuda_backend.hpp"
 
 namespace lowcomm::kernels::cuda_backend {
 

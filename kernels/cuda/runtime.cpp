@@ -127,7 +127,7 @@ std::int64_t FirstPosition::get() {
   return static_cast<std::int64_t>(result);
 }
 
-void* allocate_managed(std::size_t bytes) {
+void* allocate(std::size_t bytes) {
   const cudaStream_t on = stream();  // on this process's device
   void* memory = nullptr;
   if (const cudaError_t status = cudaMallocManaged(&memory, bytes); status != cudaSuccess) {
@@ -145,7 +145,7 @@ void* allocate_managed(std::size_t bytes) {
   return memory;
 }
 
-void free_managed(void* memory) noexcept {
+void release(void* memory) noexcept {
   // On this process's device, so that a thread that never computed makes no context on device 0.
   if (const Device& d = device(); d.unusable.empty()) cudaSetDevice(d.index);
   cudaFree(memory);  // waits for the device first: no kernel still using it is cut short

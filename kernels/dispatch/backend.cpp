@@ -19,6 +19,9 @@ namespace lowcomm::kernels {
 
 namespace {
 
+// What not_built/ registers: every kernel and family of the backend.
+constexpr std::string_view kWholeBackend = "*";
+
 // What the stubs registered: (backend, kernel or family). Filled while the library's statics
 // start; read afterwards.
 struct AbsentRegistry {
@@ -53,18 +56,16 @@ bool implements(Backend backend, std::string_view name) {
   AbsentRegistry& registry = absent_registry();
   const std::scoped_lock lock(registry.mutex);
   return std::ranges::none_of(registry.names, [&](const auto& absent) {
-    return absent.first == backend && (absent.second == name || absent.second == "*");
+    return absent.first == backend && (absent.second == name || absent.second == kWholeBackend);
   });
 }
+
+bool in_this_build(Backend backend) { return implements(backend, kWholeBackend); }
 
 bool has_model_kernels(Backend backend) {
   constexpr std::array<std::string_view, 7> kModelFamilies = {"embedding", "layernorm",     "attention", "gelu",
                                                                "residual",  "cross_entropy", "linear"};
   return std::ranges::all_of(kModelFamilies, [&](std::string_view family) { return implements(backend, family); });
-}
-
-void unsupported(std::string_view kernel, Backend backend) {
-  throw Error(fmt::format("kernel {} has no {} implementation in this build", kernel, to_string(backend)));
 }
 
 namespace detail {

@@ -20,8 +20,8 @@ void ensure_initialized();
 
 // Whether the default execution space computes on host memory in place (Serial, OpenMP,
 // Threads). Where it cannot (CUDA, HIP, SYCL), every call copies its spans to the device and back:
-// the dispatch then runs the optimizers' updates and the elementwise maps, whose operands are the
-// strategies' host-memory state, with the Cpu loops instead (the same bits).
+// the optimizers' updates and the elementwise maps here, whose operands are the strategies'
+// host-memory state, then run the Cpu loops instead (the same bits).
 bool reads_host_memory();
 
 }  // namespace lowcomm::kernels::kokkos_backend

@@ -1,6 +1,8 @@
 // optimizer_updates.hpp's updates, one element per work item, each the Reference's rule
 // (../optimizer_update_rules.hpp). The tensors are updated in place: in a space that cannot read
-// host memory they are copied to the device and back for each call (kokkos_views.hpp).
+// host memory they would be copied to the device and back for each call (kokkos_views.hpp): they
+// are the optimizers' host-memory state, so there each update runs the Cpu loops instead (the
+// same bits).
 #include <Kokkos_Core.hpp>
 
 #include "../optimizer_update_rules.hpp"
@@ -10,6 +12,7 @@ namespace lowcomm::kernels::kokkos_backend {
 
 void adamw_update(const AdamWScalars& s, std::span<float> param, std::span<const float> grad,
                   std::span<float> exp_avg, std::span<float> exp_avg_sq) {
+  if (!reads_host_memory()) return cpu_backend::adamw_update(s, param, grad, exp_avg, exp_avg_sq);
   const auto g = input(grad);
   Output<float> p_out(param, true), m_out(exp_avg, true), v_out(exp_avg_sq, true);
   const auto p = p_out.view(), m = m_out.view(), v = v_out.view();
@@ -21,6 +24,7 @@ void adamw_update(const AdamWScalars& s, std::span<float> param, std::span<const
 }
 
 void sgd_update(const SgdScalars& s, std::span<float> param, std::span<const float> grad, std::span<float> buffer) {
+  if (!reads_host_memory()) return cpu_backend::sgd_update(s, param, grad, buffer);
   const auto g = input(grad);
   Output<float> p_out(param, true), b_out(buffer, true);
   const auto p = p_out.view(), b = b_out.view();
@@ -34,6 +38,7 @@ void sgd_update(const SgdScalars& s, std::span<float> param, std::span<const flo
 
 void signum_update(const SignumScalars& s, std::span<float> param, std::span<const float> grad,
                    std::span<float> momentum) {
+  if (!reads_host_memory()) return cpu_backend::signum_update(s, param, grad, momentum);
   const auto g = input(grad);
   Output<float> p_out(param, true), m_out(momentum, true);
   const auto p = p_out.view(), m = m_out.view();

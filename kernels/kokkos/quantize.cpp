@@ -20,7 +20,7 @@ KOKKOS_INLINE_FUNCTION float float_of(std::uint32_t bits) {
   return v;
 }
 
-// The code of one element (kernels/cpu/quantize.cpp's encode()).
+// The code of one element (kernels/quantize_format.hpp's encode()).
 KOKKOS_INLINE_FUNCTION unsigned encode(float x, float scale, int bits, int levels, bool stochastic,
                                        std::uint64_t seed, std::int64_t index) {
   if (bits == 1) return (bits_of(x) >> 31) != 0 ? 1u : 0u;

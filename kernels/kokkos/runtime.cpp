@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "../host_memory.hpp"
 #include "kokkos_backend.hpp"
 
 namespace lowcomm::kernels::kokkos_backend {
@@ -21,6 +22,14 @@ void ensure_initialized() {
     std::atexit([] { Kokkos::finalize(); });
   });
 }
+
+std::string unavailable_reason() { return ""; }
+
+// The kernels take host spans (copied to a device space and back per call, kokkos_views.hpp), so
+// Kokkos's buffers are the Cpu backend's host memory.
+void* allocate(std::size_t bytes) { return cpu_backend::allocate(bytes); }
+void release(void* memory) noexcept { cpu_backend::release(memory); }
+double copy_bandwidth(std::size_t bytes) { return detail::host_copy_bandwidth(bytes); }
 
 bool reads_host_memory() {
   return Kokkos::SpaceAccessibility<Kokkos::DefaultExecutionSpace, Kokkos::HostSpace>::accessible;

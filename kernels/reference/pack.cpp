@@ -1,0 +1,54 @@
+// Index packing and 1-bit values (pack.hpp): indices written one byte at a time for any width,
+// signs set one bit at a time.
+#include <algorithm>
+#include <cmath>
+
+#include "../backend_kernels.hpp"
+#include "../pack_format.hpp"
+
+namespace lowcomm::kernels::reference_backend {
+
+using detail::fits;
+using detail::max_index;
+using detail::valid;
+
+std::size_t pack_indices(std::span<const std::int64_t> indices, std::size_t bytes, std::span<std::byte> out) {
+  const std::uint64_t max = max_index(bytes);
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    if (!fits(indices[i], max)) return i;
+    const auto value = static_cast<std::uint64_t>(indices[i]);
+    for (std::size_t b = 0; b < bytes; ++b) {
+      out[i * bytes + b] = static_cast<std::byte>((value >> (8 * b)) & 0xFF);
+    }
+  }
+  return indices.size();
+}
+
+std::size_t unpack_indices(std::span<const std::byte> in, std::size_t bytes, std::uint64_t limit,
+                           std::span<std::int64_t> out) {
+  const std::uint64_t max = max_index(bytes);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::uint64_t value = detail::load_reference(&in[i * bytes], bytes);
+    if (!valid(value, limit, max)) return i;
+    out[i] = static_cast<std::int64_t>(value);
+  }
+  return out.size();
+}
+
+std::size_t pack_signs(std::span<const float> values, std::span<std::byte> out) {
+  std::fill(out.begin(), out.end(), std::byte{0});
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (std::isnan(values[i])) return i;
+    if (std::signbit(values[i])) out[i / 8] |= static_cast<std::byte>(1u << (i % 8));
+  }
+  return values.size();
+}
+
+void unpack_signs(std::span<const std::byte> in, std::span<float> out) {
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const bool negative = ((std::to_integer<unsigned>(in[i / 8]) >> (i % 8)) & 1u) != 0;
+    out[i] = negative ? -1.0f : 1.0f;
+  }
+}
+
+}  // namespace lowcomm::kernels::reference_backend

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 #include <utility>
 
 #include "collective_transport.hpp"
@@ -20,22 +18,6 @@ SumType sum_type_16bit(kernels::ValueType format) {
 }
 
 }  // namespace
-
-std::string_view to_string(NetworkMode mode) {
-  switch (mode) {
-    case NetworkMode::Off: return "off";
-    case NetworkMode::Simulate: return "simulate";
-    case NetworkMode::Throttle: return "throttle";
-  }
-  return "?";
-}
-
-NetworkMode parse_network_mode(std::string_view name) {
-  for (auto m : {NetworkMode::Off, NetworkMode::Simulate, NetworkMode::Throttle}) {
-    if (to_string(m) == name) return m;
-  }
-  throw ConfigError(fmt::format("unknown network mode '{}': use off, simulate or throttle", name));
-}
 
 CommCounters& CommCounters::operator+=(const CommCounters& other) {
   calls += other.calls;
@@ -57,9 +39,10 @@ CommCounters operator-(CommCounters a, const CommCounters& b) {
 
 Communicator::Communicator(MPI_Comm comm, CommunicatorOptions options)
     : options_(std::move(options)),
-      clock_(options_.mode == NetworkMode::Simulate ? SimulatedClock::Rule::Modelled
-                                                    : SimulatedClock::Rule::Measured),
-      control_(comm) {
+      control_(comm),
+      pacing_(options_.mode, control_),
+      ledger_(pacing_.clock_rule(), options_.mode == NetworkMode::Off || control_.size() == 1, control_,
+              wall_seconds()) {
   check_mpi(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
   if (options_.all_gather_algorithm == AllGatherAlgorithm::RecursiveDoubling && !is_power_of_two(size_)) {
     throw ConfigError(fmt::format(
@@ -80,8 +63,8 @@ Communicator::Communicator(MPI_Comm comm, CommunicatorOptions options)
     MPI_Comm_free(&comm_);
     throw;
   }
-  clock_.set_compute_scales(options_.compute_scales);
-  last_exit_ = now();
+  ledger_.set_compute_scales(options_.compute_scales);
+  ledger_.returned(wall_seconds());
 }
 
 Communicator::~Communicator() {
@@ -92,87 +75,7 @@ Communicator::~Communicator() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-double Communicator::now() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double Communicator::simulated_seconds() const {
-  double clock = clock_.settled_s() + (now() - last_exit_);
-  for (const ClockEvent& event : clock_events_) {
-    clock += event.compute_before_s;
-    const bool measured_wait = event.kind == ClockEventKind::Wait && options_.mode != NetworkMode::Simulate;
-    if (event.kind == ClockEventKind::Blocking || measured_wait) clock += event.seconds;
-  }
-  return clock;
-}
-
-void Communicator::synchronize_clock() {
-  if (options_.mode == NetworkMode::Off || size_ == 1) {
-    settle_clock(std::span(&clock_events_, 1));  // Off: the clock is this rank's wall clock
-    clock_events_.clear();
-    return;
-  }
-  // Every rank's calls, four doubles each (kind, number, compute before, seconds): numbers below
-  // 2^53 are exact in a double.
-  const std::uint64_t mine = clock_events_.size();
-  std::vector<std::uint64_t> lengths(static_cast<std::size_t>(size_));
-  check_mpi(MPI_Allgather(&mine, 1, MPI_UINT64_T, lengths.data(), 1, MPI_UINT64_T, comm_),
-            "MPI_Allgather (simulated clock)");
-  std::vector<std::vector<ClockEvent>> events(static_cast<std::size_t>(size_));
-  if (std::ranges::any_of(lengths, [&](std::uint64_t n) { return n != mine; })) {
-    // Let the clock name the ranks that differ (the lists themselves are not needed for that).
-    for (std::size_t r = 0; r < events.size(); ++r) events[r].resize(lengths[r], ClockEvent{});
-    clock_.settle(events, rank_);
-  }
-  std::vector<double> packed;
-  packed.reserve(4 * mine);
-  for (const ClockEvent& e : clock_events_) {
-    packed.insert(packed.end(), {static_cast<double>(e.kind), static_cast<double>(e.collective), e.compute_before_s,
-                                 e.seconds});
-  }
-  std::vector<double> all(packed.size() * static_cast<std::size_t>(size_));
-  // At most 4 * kMaxPendingCollectives doubles: far within an int.
-  const int packed_count = static_cast<int>(packed.size());
-  check_mpi(MPI_Allgather(packed.data(), packed_count, MPI_DOUBLE, all.data(), packed_count, MPI_DOUBLE, comm_),
-            "MPI_Allgather (simulated clock)");
-  for (std::size_t r = 0; r < events.size(); ++r) {
-    if (r == static_cast<std::size_t>(rank_)) {
-      events[r] = clock_events_;  // the rank's own, with what the timeline names them by
-      continue;
-    }
-    events[r].resize(mine);
-    for (std::size_t i = 0; i < mine; ++i) {
-      const double* e = &all[(r * mine + i) * 4];
-      events[r][i] = {static_cast<ClockEventKind>(static_cast<int>(e[0])), static_cast<std::uint64_t>(e[1]), e[2],
-                      e[3]};
-    }
-  }
-  settle_clock(events);
-  clock_events_.clear();
-}
-
-void Communicator::settle_clock(std::span<const std::vector<ClockEvent>> events) {
-  Timeline& timeline = Timeline::global();
-  if (!timeline.enabled()) {
-    clock_.settle(events, events.size() == 1 ? 0 : rank_);
-    return;
-  }
-  std::vector<ClockSpan> spans;
-  clock_.settle(events, events.size() == 1 ? 0 : rank_, &spans);
-  for (const ClockSpan& span : spans) {
-    if (!span.collective) {
-      timeline.record("compute", "compute", span.begin_s, span.end_s, /*simulated=*/true);
-    } else {
-      const std::string name = std::string(to_string(span.what)) + (span.overlapped ? " (overlapped)" : "");
-      timeline.record(span.overlapped ? "network (overlapped)" : "network", name, span.begin_s, span.end_s, true);
-    }
-  }
-}
-
-void Communicator::add_clock_event(ClockEventKind kind, std::uint64_t collective, CollectiveKind what, double arrival,
-                                   double seconds) {
-  clock_events_.push_back({kind, collective, arrival - last_exit_, seconds, what});
-}
+double Communicator::simulated_seconds() const { return ledger_.simulated_seconds(wall_seconds()); }
 
 Communicator::RankCost Communicator::rank_cost(const CollectiveCost& cost) const {
   const auto r = static_cast<std::size_t>(rank_);
@@ -215,14 +118,8 @@ std::vector<std::uint64_t> Communicator::block_bytes(std::span<const std::size_t
 }
 
 Communicator::CallStart Communicator::begin_call() {
-  const double arrival = now();
-  if (options_.mode == NetworkMode::Throttle) {
-    // A collective cannot finish before its last rank has arrived: wait for it, so the modelled
-    // time is counted from there on every rank (without this, an early rank would overlap its
-    // wait for a late one with the modelled transfer and leave too soon).
-    check_mpi(MPI_Barrier(comm_), "MPI_Barrier (throttle)");
-  }
-  return {arrival, now()};
+  const double arrival = wall_seconds();
+  return {arrival, pacing_.all_arrived()};
 }
 
 void Communicator::count_call(CollectiveKind kind, const CommCounters& call) {
@@ -233,38 +130,32 @@ void Communicator::count_call(CollectiveKind kind, const CommCounters& call) {
 void Communicator::record_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost,
                                double measured_s) {
   if (!options_.keep_records) return;
-  const double modelled_s = options_.mode != NetworkMode::Off ? cost.seconds : 0.0;
-  records_.push_back({kind, payload_bytes, cost.bytes_sent, cost.bytes_received, measured_s, modelled_s});
+  records_.push_back(
+      {kind, payload_bytes, cost.bytes_sent, cost.bytes_received, measured_s, pacing_.charged(cost.seconds)});
 }
 
 void Communicator::end_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost,
                             CallStart start) {
-  double end = now();
-  const bool modelled = options_.mode != NetworkMode::Off;
-  const double modelled_s = modelled ? cost.seconds : 0.0;
-  if (options_.mode == NetworkMode::Throttle) {
-    // The links serve collectives one after another: this one waits for those in flight.
-    const double release = std::max(start.all_arrived, throttle_network_free_) + modelled_s;
-    throttle_network_free_ = release;
-    if (end < release) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(release - end));
-      end = now();
-    }
-  }
+  const double modelled_s = pacing_.charged(cost.seconds);
+  const double end = pacing_.after_blocking(start.all_arrived, modelled_s, wall_seconds());
   const double measured_s = end - start.all_arrived;
 
   // Throttle: the real time is the communication time (at least the modelled one).
-  add_clock_event(ClockEventKind::Blocking, next_collective_++, kind, start.arrival,
-                  options_.mode == NetworkMode::Simulate ? modelled_s : measured_s);
+  ledger_.record(ClockEventKind::Blocking, next_collective_++, kind, start.arrival,
+                 pacing_.clock_seconds(modelled_s, measured_s));
   if (Timeline& timeline = Timeline::global(); timeline.enabled()) {
     timeline.record("network", to_string(kind), timeline.since_start(start.arrival), timeline.since_start(end));
   }
   count_call(kind, {1, cost.bytes_sent, cost.bytes_received, measured_s, modelled_s});
   record_call(kind, payload_bytes, cost, measured_s);
-  last_exit_ = now();
-  if (clock_events_.size() >= kMaxPendingCollectives) {
-    synchronize_clock();
-    last_exit_ = now();  // the synchronisation is bookkeeping, not compute
+  returned();
+}
+
+void Communicator::returned() {
+  ledger_.returned(wall_seconds());
+  if (ledger_.full()) {
+    ledger_.settle();
+    ledger_.returned(wall_seconds());  // the settlement is bookkeeping, not compute
   }
 }
 
@@ -273,31 +164,27 @@ void Communicator::end_call(CollectiveKind kind, std::uint64_t payload_bytes, co
 template <class Issue>
 PendingCollective Communicator::start_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost,
                                            InFlight entry, Issue&& issue) {
-  const double arrival = now();
-  const double modelled_s = options_.mode != NetworkMode::Off ? cost.seconds : 0.0;
-  const double network_free = throttle_network_free_;  // restored if the transfer cannot start
+  const double arrival = wall_seconds();
+  const double modelled_s = pacing_.charged(cost.seconds);
   const std::uint64_t id = next_collective_++;
   entry.kind = kind;
   entry.payload_bytes = payload_bytes;
   entry.cost = cost;
   entry.started = arrival;
-  if (options_.mode == NetworkMode::Throttle) {  // served after the collectives before it
-    entry.release = std::max(arrival, throttle_network_free_) + cost.seconds;
-    throttle_network_free_ = entry.release;
-  }
+  entry.links = pacing_.reserve(arrival, cost.seconds);
   InFlight& call = in_flight_.emplace(id, std::move(entry)).first->second;
   try {
     call.transfer = issue();
   } catch (...) {
+    pacing_.cancel(call.links);
     in_flight_.erase(id);
     next_collective_ = id;
-    throttle_network_free_ = network_free;
     throw;
   }
   // The bytes are counted now; the measured time when it is waited for. The call itself is
   // counted as compute (it only posts the collective).
-  add_clock_event(ClockEventKind::Start, id, kind, arrival, modelled_s);
-  last_exit_ = arrival;
+  ledger_.record(ClockEventKind::Start, id, kind, arrival, modelled_s);
+  ledger_.returned(arrival);
   count_call(kind, {0, cost.bytes_sent, cost.bytes_received, 0.0, modelled_s});
   return PendingCollective(this, id);
 }
@@ -313,16 +200,13 @@ void Communicator::wait(std::uint64_t id) {
   if (found == in_flight_.end()) throw CommError(fmt::format("wait: collective {} is not in flight", id));
   InFlight call = std::move(found->second);
   in_flight_.erase(found);
-  const double entry = now();
+  const double entry = wall_seconds();
   call.transfer->wait();
-  if (options_.mode == NetworkMode::Throttle) {
-    const double release = call.release;
-    if (const double left = release - now(); left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
-  }
-  const double exit = now();
+  pacing_.hold_until(call.links.release);
+  const double exit = wall_seconds();
   const double blocked = exit - entry;
   if (call.finish) call.finish();
-  add_clock_event(ClockEventKind::Wait, id, call.kind, entry, blocked);
+  ledger_.record(ClockEventKind::Wait, id, call.kind, entry, blocked);
   if (Timeline& timeline = Timeline::global(); timeline.enabled()) {
     timeline.record("network (in flight)", to_string(call.kind), timeline.since_start(call.started),
                     timeline.since_start(exit));
@@ -332,11 +216,7 @@ void Communicator::wait(std::uint64_t id) {
   // The call counts once it has completed; its bytes and modelled time were counted at the start.
   count_call(call.kind, {1, 0, 0, blocked, 0.0});
   record_call(call.kind, call.payload_bytes, call.cost, blocked);
-  last_exit_ = now();
-  if (clock_events_.size() >= kMaxPendingCollectives) {
-    synchronize_clock();
-    last_exit_ = now();
-  }
+  returned();
 }
 
 PendingCollective Communicator::start_all_reduce_elements(void* data, std::size_t count, SumType type,

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <array>
 #include <string>
+#include <vector>
 
 #include "lowcomm/error.hpp"
 
@@ -12,23 +12,25 @@ namespace lowcomm {
 namespace {
 
 // Kokkos in builds with LOWCOMM_ENABLE_KOKKOS=ON, Cuda in builds with CUDA enabled.
-constexpr std::array kAvailable{
-    kernels::Backend::Reference, kernels::Backend::Cpu,
-#if LOWCOMM_HAVE_KOKKOS
-    kernels::Backend::Kokkos,
-#endif
-#if LOWCOMM_HAVE_CUDA
-    kernels::Backend::Cuda,
-#endif
-};
+std::vector<kernels::Backend> backends_in_this_build() {
+  std::vector<kernels::Backend> built;
+  for (const kernels::Backend backend : {kernels::Backend::Reference, kernels::Backend::Cpu, kernels::Backend::Kokkos,
+                                         kernels::Backend::Cuda}) {
+    if (kernels::in_this_build(backend)) built.push_back(backend);
+  }
+  return built;
+}
 
 }  // namespace
 
-std::span<const kernels::Backend> available_backends() { return kAvailable; }
+std::span<const kernels::Backend> available_backends() {
+  static const std::vector<kernels::Backend> built = backends_in_this_build();
+  return built;
+}
 
 kernels::Backend backend_named(std::string_view name) {
   std::string names;
-  for (const kernels::Backend backend : kAvailable) {
+  for (const kernels::Backend backend : available_backends()) {
     if (kernels::to_string(backend) == name) {
       // Refused here rather than at the first kernel call, before a run has set anything up.
       if (const std::string reason = kernels::unavailable_reason(backend); !reason.empty()) {

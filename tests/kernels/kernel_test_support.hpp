@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/backend.hpp"
 
 namespace lowcomm::kernels::test {
 
@@ -23,6 +24,17 @@ void expect_error(F&& call, const std::string& part1, const std::string& part2 =
     EXPECT_NE(message.find(part1), std::string::npos) << message;
     EXPECT_NE(message.find(part2), std::string::npos) << message;
   }
+}
+
+// `call` runs `kernel` on Backend::Cuda where this process cannot compute on CUDA: in a build
+// without it the error names the kernel and says how to build it; in a CUDA build on a machine
+// without a usable device (a login node) it says why there is none. Where a device is usable
+// there is nothing to refuse, and the test is skipped.
+template <typename F>
+void expect_refused_on_cuda(F&& call, const std::string& kernel) {
+  const std::string reason = unavailable_reason(Backend::Cuda);
+  if (reason.empty()) GTEST_SKIP() << "a CUDA device is usable here: " << kernel << " runs on it";
+  expect_error(call, in_this_build(Backend::Cuda) ? "" : kernel + " has no cuda implementation", reason);
 }
 
 // Equal bit for bit (so +0 differs from -0, and NaNs compare by payload).

@@ -12,7 +12,12 @@
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/pack.hpp"
 
+#include "kernel_test_support.hpp"
+
 namespace lowcomm::kernels {
+
+using test::expect_refused_on_cuda;
+
 namespace {
 
 using ::testing::AllOf;
@@ -169,13 +174,11 @@ TEST(UnpackIndices, RejectsI64ValuesThatAreNegativeAsInt64) {
   }
 }
 
-TEST(PackIndices, CudaIsUnsupportedInThisBuild) {
+TEST(PackIndices, CudaRefusedWhereItCannotRun) {
   std::vector<std::int64_t> indices(1);
   std::vector<std::byte> bytes(1);
-  EXPECT_THAT([&] { pack_indices(Backend::Cuda, indices, IndexWidth::U8, bytes); },
-              ThrowsMessage<Error>(HasSubstr("pack_indices has no cuda implementation")));
-  EXPECT_THAT([&] { unpack_indices(Backend::Cuda, bytes, IndexWidth::U8, 1, indices); },
-              ThrowsMessage<Error>(HasSubstr("unpack_indices has no cuda implementation")));
+  expect_refused_on_cuda([&] { pack_indices(Backend::Cuda, indices, IndexWidth::U8, bytes); }, "pack_indices");
+  expect_refused_on_cuda([&] { unpack_indices(Backend::Cuda, bytes, IndexWidth::U8, 1, indices); }, "unpack_indices");
 }
 
 }  // namespace

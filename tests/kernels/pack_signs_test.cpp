@@ -12,7 +12,12 @@
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/pack.hpp"
 
+#include "kernel_test_support.hpp"
+
 namespace lowcomm::kernels {
+
+using test::expect_refused_on_cuda;
+
 namespace {
 
 using ::testing::HasSubstr;
@@ -114,13 +119,11 @@ TEST(UnpackSigns, RejectsSetPaddingBits) {
   }
 }
 
-TEST(PackSigns, CudaIsUnsupportedInThisBuild) {
+TEST(PackSigns, CudaRefusedWhereItCannotRun) {
   std::vector<float> values(1);
   std::vector<std::byte> bytes(1);
-  EXPECT_THAT([&] { pack_signs(Backend::Cuda, values, bytes); },
-              ThrowsMessage<Error>(HasSubstr("pack_signs has no cuda implementation")));
-  EXPECT_THAT([&] { unpack_signs(Backend::Cuda, bytes, values); },
-              ThrowsMessage<Error>(HasSubstr("unpack_signs has no cuda implementation")));
+  expect_refused_on_cuda([&] { pack_signs(Backend::Cuda, values, bytes); }, "pack_signs");
+  expect_refused_on_cuda([&] { unpack_signs(Backend::Cuda, bytes, values); }, "unpack_signs");
 }
 
 }  // namespace

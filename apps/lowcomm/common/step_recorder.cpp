@@ -10,15 +10,15 @@ StepRecorder::StepRecorder(Communicator& comm, const ControlChannel& control, Pa
     : comm_(comm), control_(control), participation_(std::move(participation)) {}
 
 StepTraffic StepRecorder::settle(const SyncReport& sync) {
-  const OverlapTotals before = comm_.overlap();
-  comm_.synchronize_clock();
+  const ClockSettlement clock = comm_.synchronize_clock();
   return {.sent = static_cast<std::int64_t>(sync.comm.bytes_sent),
           .received = static_cast<std::int64_t>(sync.comm.bytes_received),
           .codec_s = sync.codec_s,
           .measured_s = sync.comm.measured_s,
           .modelled_s = sync.comm.modelled_s,
-          .exposed_s = comm_.overlap().exposed_s - before.exposed_s,
-          .hidden_s = comm_.overlap().hidden_s - before.hidden_s};
+          .exposed_s = clock.exposed_s,
+          .hidden_s = clock.hidden_s,
+          .simulated_s = clock.simulated_s};
 }
 
 std::vector<StepTraffic> StepRecorder::record(std::uint64_t step, const StepTraffic& mine, RowValues* row) const {

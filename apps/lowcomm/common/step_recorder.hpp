@@ -19,6 +19,7 @@ struct StepTraffic {
   std::int64_t sent = 0, received = 0;
   double codec_s = 0, measured_s = 0, modelled_s = 0;
   double exposed_s = 0, hidden_s = 0;  // on the simulated clock (Communicator::overlap)
+  double simulated_s = 0;              // the clock after the step's settlement, the same on every rank
 };
 
 class StepRecorder {
@@ -27,7 +28,7 @@ class StepRecorder {
   StepRecorder(Communicator& comm, const ControlChannel& control, Participation participation = {});
 
   // Settles the step on the simulated clock (every rank, collectively) and returns this rank's
-  // traffic: the exchanges of `sync` and the time the settlement exposed and hid.
+  // traffic: the exchanges of `sync`, the time the settlement exposed and hid, and the clock.
   StepTraffic settle(const SyncReport& sync);
 
   // Gathers every rank's traffic to rank 0 (collective; `mine` is StepTraffic{} for a step that

@@ -70,17 +70,33 @@ struct RankStep {
 // The keys that may change when a run is resumed: its length, how often it reports, how many
 // checkpoints it keeps, the remedies for a run stopped by NaN/Inf (the peak learning rate,
 // clipping, the NaN policy), and where it computes and what moves its data (a checkpoint is the
-// same on every backend and transport, so a GPU run resumes on a CPU build).
-// Everything else must stay the same. Keys at their defaults do not count (hash_of_changes), so a
-// later build whose schema has more keys still resumes the run.
+// same on every backend and transport, so a GPU run resumes on a CPU build). Each with a value of
+// its type that the hash sees in place of the run's. Everything else must stay the same.
+const std::vector<ConfigSetting>& resumable_keys() {
+  static const std::vector<ConfigSetting> keys{
+      {"train.steps", std::int64_t{1}},      {"train.progress_every", std::int64_t{1}},
+      {"train.eval_every", std::int64_t{0}}, {"train.checkpoint_every", std::int64_t{0}},
+      {"schedule.lr", 1.0},                   {"train.grad_clip", 0.0},
+      {"train.nonfinite", "stop"},           {"train.keep_checkpoints", std::int64_t{1}},
+      {"compute.backend", "cpu"},            {"compute.threads", std::int64_t{0}},
+      {"comm.transport", "mpi"}};
+  return keys;
+}
+
+// Keys at their defaults do not count (hash_of_changes), so a later build whose schema has more
+// keys still resumes the run.
 std::int64_t resumable_hash(const Config& config) {
-  const std::vector<ConfigSetting> free{{"train.steps", std::int64_t{1}},      {"train.progress_every", std::int64_t{1}},
-                                        {"train.eval_every", std::int64_t{0}}, {"train.checkpoint_every", std::int64_t{0}},
-                                        {"schedule.lr", 1.0},                   {"train.grad_clip", 0.0},
-                                        {"train.nonfinite", "stop"},           {"train.keep_checkpoints", std::int64_t{1}},
-                                        {"compute.backend", "cpu"},            {"compute.threads", std::int64_t{0}},
-                                        {"comm.transport", "mpi"}};
-  return static_cast<std::int64_t>(config.with(free).hash_of_changes());
+  return static_cast<std::int64_t>(config.with(resumable_keys()).hash_of_changes());
+}
+
+// "a, b, ... and z": the keys resumable_hash leaves free, for the refusal.
+std::string resumable_key_list() {
+  std::string list;
+  const std::vector<ConfigSetting>& keys = resumable_keys();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == keys.size() ? " and " : ", ") + keys[i].path;
+  }
+  return list;
 }
 
 // The first tensor whose gradient holds NaN or Inf, or "" when all are finite.
@@ -180,10 +196,9 @@ class Trainer {
       }
       if (state.integer("train/config_hash") != resumable_hash(config_)) {
         throw ConfigError(fmt::format("the configuration differs from the one {} was started with (on "
-                                      "--resume only train.steps, train.*_every, train.keep_checkpoints, schedule.lr, "
-                                      "train.grad_clip, train.nonfinite, compute.* and comm.transport may change): pass the same "
-                                      "--config and --set options, or start a new --out",
-                                      run_dir_.string()));
+                                      "--resume only {} may change): pass the same --config and --set options, "
+                                      "or start a new --out",
+                                      run_dir_.string(), resumable_key_list()));
       }
       const std::vector<float>& params = state.floats("model/parameters");
       if (params.size() != model_->parameters().size()) throw Error("the checkpoint's model has another size");
@@ -313,7 +328,7 @@ class Trainer {
       const StrategyStepReport report = strategy_->step(static_cast<std::uint64_t>(step), lr,
                                                         model_->parameter_spans(), model_->gradient_views());
       const StepTraffic traffic = recorder_->settle(report.sync);
-      clock_s_ = comm_->simulated_seconds();  // identical on every rank right after the settlement
+      clock_s_ = traffic.simulated_s;  // identical on every rank
       record_trace();
       const double loss = log_step(step, lr, mine, traffic, static_cast<double>(b) * t);
       loss_of_step_[step] = loss;  // rank 0's: the mean over ranks
@@ -324,7 +339,7 @@ class Trainer {
         progress.print({.step = step, .loss = loss, .lr = lr,
                         .tokens_per_s = tokens_since_start_ / seconds_since(started_),
                         .sent_bytes_total = sent_total_, .modelled_comm_s_total = modelled_total_,
-                        .simulated_s = comm_->simulated_seconds()});
+                        .simulated_s = traffic.simulated_s});
       }
     }
 

@@ -7,7 +7,10 @@
 // compute to modelled communication, so a run on a fast cluster answers "how long would this
 // take on 100 Mbps links?"; a collective started without blocking (start_*) runs on the clock
 // while the rank computes, so overlap is credited (simulated_clock.hpp). Bookkeeping between the
-// ranks (agreement, metrics gathered for the log) goes through control(), which is never counted.
+// ranks (agreement, metrics gathered for the log, the clock's settlement) goes through control(),
+// which is never counted. What it does itself: check each call, price it (the network model,
+// cached), count it, and hand the data to the transport; the network mode's pacing
+// (network_pacing.hpp) and the clock's events and settlement (clock_ledger.hpp) are their own.
 #include <mpi.h>
 
 #include <array>
@@ -21,25 +24,18 @@
 #include <type_traits>
 #include <vector>
 
+#include "lowcomm/comm/clock_ledger.hpp"
 #include "lowcomm/comm/collective.hpp"
 #include "lowcomm/comm/control_channel.hpp"
 #include "lowcomm/comm/mpi_types.hpp"
 #include "lowcomm/comm/network_model.hpp"
+#include "lowcomm/comm/network_pacing.hpp"
 #include "lowcomm/comm/simulated_clock.hpp"
 #include "lowcomm/comm/transport.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/float16.hpp"
 
 namespace lowcomm {
-
-enum class NetworkMode : std::uint8_t {
-  Off,       // no modelled time; the simulated clock is the wall clock
-  Simulate,  // simulated clock = measured compute + modelled communication; nothing sleeps
-  Throttle,  // each collective really takes its modelled time, counted from the last rank's
-             // arrival (for overlap studies); the simulated clock is then the wall clock
-};
-std::string_view to_string(NetworkMode mode);
-NetworkMode parse_network_mode(std::string_view name);  // "off", "simulate", "throttle"
 
 // Running totals of a rank's collectives. Subtract two snapshots to get one step's share. A
 // non-blocking collective counts its bytes and modelled time when it starts, its call and
@@ -190,14 +186,16 @@ class Communicator {
   // last settlement (SimulatedClock; one all-gather of the ranks' call lists, so the clock costs
   // no extra message per collective). Call it once per training step. It also runs by itself
   // after kMaxPendingCollectives calls (on all ranks at the same one) to bound memory.
-  void synchronize_clock();
+  // Returns what the settlement found: this rank's exposed and hidden communication since the
+  // previous one, and the settled clock (the same on every rank).
+  ClockSettlement synchronize_clock() { return ledger_.settle(); }
   // Moves the simulated clock forward by `seconds` on this rank (call it on every rank alike): a
   // run resumed from a checkpoint continues the clock where the checkpoint left it.
-  void advance_clock(double seconds) { clock_.advance(seconds); }
-  static constexpr std::size_t kMaxPendingCollectives = 4096;
+  void advance_clock(double seconds) { ledger_.advance(seconds); }
+  static constexpr std::size_t kMaxPendingCollectives = ClockLedger::kMaxPendingEvents;
   // This rank's communication time on the settled clock: exposed (the rank waited) and hidden
   // (overlapped with its compute). Subtract two snapshots around synchronize_clock() for a step.
-  const OverlapTotals& overlap() const { return clock_.totals(); }
+  const OverlapTotals& overlap() const { return ledger_.overlap(); }
 
   const CommunicatorOptions& options() const { return options_; }
 
@@ -222,8 +220,6 @@ class Communicator {
                                                 std::size_t element_bytes);
   PendingCollective start_broadcast_elements(void* data, std::size_t count, std::size_t element_bytes, int root);
 
-  double now() const;
-
   // What the model charges this rank for one call. Training repeats the same collectives every
   // step, so costs are cached by (kind, size, root): a hit costs a map lookup instead of walking
   // the algorithm's rounds.
@@ -242,18 +238,17 @@ class Communicator {
   RankCost broadcast_cost(std::uint64_t bytes, int root);
   static std::vector<std::uint64_t> block_bytes(std::span<const std::size_t> counts, std::size_t element_bytes);
 
-  // Called around every MPI call: throttles, advances the clock, records.
+  // Called around every blocking transfer: paces, puts it on the clock, counts and records it.
   struct CallStart {
     double arrival;      // when this rank called the collective
-    double all_arrived;  // Throttle: when the last rank had arrived; otherwise = arrival
+    double all_arrived;  // when the last rank had (throttle waits for it); otherwise just after arrival
   };
   CallStart begin_call();
   void end_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost, CallStart start);
   void count_call(CollectiveKind kind, const CommCounters& call);
   void record_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost, double measured_s);
-  void add_clock_event(ClockEventKind kind, std::uint64_t collective, CollectiveKind what, double arrival,
-                       double seconds);
-  void settle_clock(std::span<const std::vector<ClockEvent>> events);  // and draws the timeline's spans
+  // The call has returned: compute counts again, and a full ledger is settled.
+  void returned();
 
   // Non-blocking collectives in flight, by number (the clock's collective numbers).
   struct InFlight {
@@ -262,7 +257,7 @@ class Communicator {
     std::uint64_t payload_bytes = 0;
     RankCost cost{};
     double started = 0.0;         // wall time at the start call
-    double release = 0.0;         // throttle: when its modelled transfer ends (after the queue)
+    NetworkPacing::Reservation links;  // throttle: when its modelled transfer ends (after the queue)
     std::function<void()> finish;  // after completion (the average's division)
   };
   // Starts a collective: `issue` starts the transport's transfer and returns it.
@@ -281,14 +276,11 @@ class Communicator {
   std::vector<CollectiveRecord> records_;
   std::unique_ptr<CollectiveTransport> transport_;
   std::map<CostKey, RankCost> cost_cache_;
-  // The simulated clock as of the last synchronize_clock(), and this rank's calls since then.
-  SimulatedClock clock_;
-  std::vector<ClockEvent> clock_events_;
-  double last_exit_ = 0.0;  // wall time when the previous collective call returned
-  std::uint64_t next_collective_ = 0;
+  std::uint64_t next_collective_ = 0;  // the clock's collective numbers
   std::map<std::uint64_t, InFlight> in_flight_;
-  double throttle_network_free_ = 0.0;  // throttle: wall time when the modelled links are free
   ControlChannel control_;
+  NetworkPacing pacing_;
+  ClockLedger ledger_;
 };
 
 // ---- template definitions --------------------------------------------------------------------

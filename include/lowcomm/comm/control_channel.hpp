@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lowcomm/comm/mpi_types.hpp"
+#include "lowcomm/error.hpp"
 
 namespace lowcomm {
 
@@ -50,6 +51,16 @@ class ControlChannel {
     std::vector<T> all(static_cast<std::size_t>(size_));
     all_gather_bytes(&value, all.data(), sizeof(T));
     return all;
+  }
+
+  // Every rank's `mine` (the same count on every rank), in rank order, on every rank: `all` holds
+  // size() * mine.size() elements.
+  template <Transferable T>
+  void all_gather_each(std::span<const T> mine, std::span<T> all) const {
+    if (all.size() != mine.size() * static_cast<std::size_t>(size_)) {
+      throw CommError("control all_gather_each: the output must hold size() * input elements");
+    }
+    all_gather_bytes(mine.data(), all.data(), mine.size_bytes());
   }
 
   // Every rank's value, in rank order, on rank 0; empty on the other ranks.

@@ -37,6 +37,10 @@ std::string cuda_description();
 // change (not in this build, or no CUDA device visible).
 std::string unavailable_reason(Backend backend);
 
+// Whether this build has `backend`'s kernels: Reference and Cpu always, Kokkos and Cuda where the
+// build enabled them (otherwise every one of their kernels is a stub saying how to build it).
+bool in_this_build(Backend backend);
+
 // Whether `backend` has the kernel or the kernel family `name` (a family is the name of its
 // header: "topk", "attention", ...), in this build: false where its version is a stub that throws
 // "<kernel> has no <backend> implementation". A CUDA build answers true for Cuda without a device
@@ -46,8 +50,5 @@ bool implements(Backend backend, std::string_view name);
 // Whether the transformer's kernels (the reference model's layers) exist on this backend:
 // Reference and Cpu, and Cuda in a build with it; Kokkos has the compressors' kernels only.
 bool has_model_kernels(Backend backend);
-
-// TRANSITION: removed when every family goes through dispatch/.
-[[noreturn]] void unsupported(std::string_view kernel, Backend backend);
 
 }  // namespace lowcomm::kernels

@@ -1,5 +1,5 @@
 #pragma once
-// Argument checks shared by the transformer kernels (private to kernels/cpu): every size is
+// Argument checks shared by the transformer kernels (private to kernels/dispatch): every size is
 // checked against the dimensions before a loop reads a span, so a wrong buffer throws
 // lowcomm::Error naming the kernel and the argument instead of reading out of bounds.
 #include <cstdint>
