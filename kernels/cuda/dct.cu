@@ -25,7 +25,7 @@ namespace lowcomm::kernels::cuda_backend {
 namespace {
 
 // Where element e of the coefficient layout (block e / (h·w), row e % (h·w) / w, column e % w of
-// it) sits in the tensor; block_origin in kernels/cpu/dct.cpp, plus the element's offset.
+// it) sits in the tensor; block_origin in kernels/dct_blocks.hpp, plus the element's offset.
 struct TensorOffset {
   std::int64_t rows, cols, block_rows, block_cols;
   __device__ std::int64_t operator()(std::int64_t e) const {

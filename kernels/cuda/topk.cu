@@ -30,7 +30,7 @@ namespace lowcomm::kernels::cuda_backend {
 
 namespace {
 
-// The selection order as an integer (as kernels/cpu/topk.cpp): the bits of |v|, every NaN the one
+// The selection order as an integer (as kernels/topk_order.hpp): the bits of |v|, every NaN the one
 // key above +inf's.
 constexpr std::uint32_t kNanKey = 0x7F800001u;
 

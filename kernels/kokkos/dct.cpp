@@ -13,7 +13,7 @@ namespace lowcomm::kernels::kokkos_backend {
 
 namespace {
 
-// Where block `block`'s element (r, c) sits in the tensor (block_origin in kernels/cpu/dct.cpp).
+// Where block `block`'s element (r, c) sits in the tensor (block_origin in kernels/dct_blocks.hpp).
 struct BlockAddress {
   std::int64_t rows, cols, block_rows, block_cols;
   KOKKOS_INLINE_FUNCTION std::int64_t operator()(std::int64_t block, std::int64_t r, std::int64_t c) const {

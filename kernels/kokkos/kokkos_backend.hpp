@@ -1,7 +1,7 @@
 #pragma once
 // The Kokkos versions of the compressors' kernels (Backend::Kokkos), written once for any
 // Kokkos execution space: Serial, OpenMP or Threads on CPUs, CUDA, HIP or SYCL on GPUs
-// (their interface, shared with kernels/cuda: ../accelerator_kernels.inc).
+// (their interface, every backend's: ../backend_kernels.hpp).
 //
 // Each mirrors the Reference kernel's arithmetic (same sums in the same order) wherever that
 // order is part of the definition, so selections, packings and scatters are bitwise the

@@ -1,4 +1,4 @@
-// The model's kernels on the CUDA backend (kernels/cuda/cuda_model_kernels.hpp), and the managed
+// The model's kernels on the CUDA backend (kernels/cuda/cuda_backend.hpp), and the managed
 // buffers, fill and sign the model and the strategies use with them, against the Reference, on
 // awkward sizes (a prime sequence length, widths no multiple of the warp size, a vocabulary of
 // 1001, rows longer than a block and more rows than the grid has blocks): within float rounding
