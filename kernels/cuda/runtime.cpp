@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "../cuda_device.hpp"
 #include "cuda_runtime.hpp"
 #include "lowcomm/core/local_rank.hpp"
 #include "lowcomm/error.hpp"
@@ -190,3 +191,12 @@ std::string description() {
 }
 
 }  // namespace lowcomm::kernels::cuda_backend
+
+namespace lowcomm::kernels::cuda_device {
+
+std::string unavailable_reason() { return cuda_backend::unavailable_reason(); }
+void* stream() { return cuda_backend::stream(); }
+bool device_accessible(const void* pointer) { return cuda_backend::device_accessible(pointer); }
+void check(int status, const char* what) { cuda_backend::check(static_cast<cudaError_t>(status), what); }
+
+}  // namespace lowcomm::kernels::cuda_device

@@ -27,12 +27,12 @@
 #include <vector>
 
 #include "collective_transport.hpp"
-#include "cuda_runtime.hpp"  // kernels/cuda: this process's device and the backend's stream
+#include "../../kernels/cuda_device.hpp"  // this process's device and the CUDA backend's stream
 #include "lowcomm/error.hpp"
 
 namespace lowcomm {
 
-namespace cuda = kernels::cuda_backend;
+namespace cuda = kernels::cuda_device;
 
 namespace {
 
@@ -294,7 +294,7 @@ class NcclTransport final : public CollectiveTransport {
   // (whatever wrote the data). The backend's kernels wait for themselves before returning today,
   // so this costs nothing; it keeps the order right should they stop doing so.
   std::unique_ptr<NcclTransfer> begin() {
-    cuda::check(cudaEventRecord(computed_, cuda::stream()), "cudaEventRecord (NCCL)");
+    cuda::check(cudaEventRecord(computed_, static_cast<cudaStream_t>(cuda::stream())), "cudaEventRecord (NCCL)");
     cuda::check(cudaStreamWaitEvent(streams_.collectives, computed_, 0), "cudaStreamWaitEvent (NCCL)");
     return std::make_unique<NcclTransfer>(streams_);
   }
