@@ -2,18 +2,17 @@
 #include <cstdint>
 
 #include "../backend_kernels.hpp"
-#include "../elementwise_rules.hpp"
+#include "../elementwise_maps.hpp"
 
 namespace lowcomm::kernels::reference_backend {
 
 namespace {
 
 // rule(i) for every i < n, in order.
-template <class Rule>
-void map(std::size_t size, const Rule& rule) {
+constexpr auto map = [](std::size_t size, const auto& rule) {
   const auto n = static_cast<std::int64_t>(size);
   for (std::int64_t i = 0; i < n; ++i) rule(i);
-}
+};
 
 }  // namespace
 
@@ -30,35 +29,20 @@ void sign(std::span<const float> in, std::span<float> out) {
   }
 }
 
-void fill(std::span<float> out, float value) {
-  float* o = out.data();
-  map(out.size(), [=](std::int64_t i) { o[i] = value; });
-}
+void fill(std::span<float> out, float value) { detail::map_fill(map, out, value); }
 
-void scale(float alpha, std::span<const float> in, std::span<float> out) {
-  const float* x = in.data();
-  float* y = out.data();
-  map(out.size(), [=](std::int64_t i) { y[i] = scaled(alpha, x[i]); });
-}
+void scale(float alpha, std::span<const float> in, std::span<float> out) { detail::map_scale(map, alpha, in, out); }
 
 void scale_add(float alpha, std::span<const float> a, std::span<const float> b, std::span<float> out) {
-  const float* x = a.data();
-  const float* y = b.data();
-  float* z = out.data();
-  map(out.size(), [=](std::int64_t i) { z[i] = scaled_sum(alpha, x[i], y[i]); });
+  detail::map_scale_add(map, alpha, a, b, out);
 }
 
 void subtract(std::span<const float> a, std::span<const float> b, std::span<float> out) {
-  const float* x = a.data();
-  const float* y = b.data();
-  float* z = out.data();
-  map(out.size(), [=](std::int64_t i) { z[i] = difference(x[i], y[i]); });
+  detail::map_subtract(map, a, b, out);
 }
 
 void subtract_scaled_sign(float alpha, std::span<const float> g, std::span<float> x) {
-  const float* s = g.data();
-  float* p = x.data();
-  map(x.size(), [=](std::int64_t i) { p[i] = sign_step(alpha, s[i], p[i]); });
+  detail::map_subtract_scaled_sign(map, alpha, g, x);
 }
 
 }  // namespace lowcomm::kernels::reference_backend
