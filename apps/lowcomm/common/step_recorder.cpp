@@ -21,9 +21,7 @@ StepTraffic StepRecorder::settle(const SyncReport& sync) {
           .simulated_s = clock.simulated_s};
 }
 
-std::vector<StepTraffic> StepRecorder::record(std::uint64_t step, const StepTraffic& mine, RowValues* row) const {
-  const std::vector<StepTraffic> all = control_.gather_to_root(mine);
-  if (!control_.is_root()) return all;
+void StepRecorder::write_traffic(std::uint64_t step, const std::vector<StepTraffic>& all, RowValues* row) const {
   std::vector<std::int64_t> sent, received, present(all.size(), 1);
   double codec = 0, measured = 0, modelled = 0, exposed = 0, hidden = 0;
   for (const StepTraffic& r : all) {
@@ -48,7 +46,6 @@ std::vector<StepTraffic> StepRecorder::record(std::uint64_t step, const StepTraf
       .set("comm_exposed_s", exposed)
       .set("comm_hidden_s", hidden)
       .set("simulated_s", comm_.simulated_seconds());
-  return all;
 }
 
 }  // namespace lowcomm::cli

@@ -22,6 +22,13 @@ struct StepTraffic {
   double simulated_s = 0;              // the clock after the step's settlement, the same on every rank
 };
 
+// One rank's whole share of a row: its traffic, and the command's own values (plain data).
+template <class Own>
+struct RankShare {
+  StepTraffic traffic;
+  Own own;
+};
+
 class StepRecorder {
  public:
   // `participation`: who takes part in each step (the `present` column); the default: everyone.
@@ -31,12 +38,25 @@ class StepRecorder {
   // traffic: the exchanges of `sync`, the time the settlement exposed and hid, and the clock.
   StepTraffic settle(const SyncReport& sync);
 
-  // Gathers every rank's traffic to rank 0 (collective; `mine` is StepTraffic{} for a step that
-  // exchanged nothing). On rank 0 `row` gets the step traffic columns and the result is every
-  // rank's traffic, in rank order; elsewhere `row` is unused (it may be null) and the result empty.
-  std::vector<StepTraffic> record(std::uint64_t step, const StepTraffic& mine, RowValues* row) const;
+  // Gathers every rank's traffic and its `own` values (the command's columns) to rank 0 in one
+  // gather (collective; `mine` is StepTraffic{} for a step that exchanged nothing). On rank 0
+  // `row` gets the step traffic columns and the result is every rank's share, in rank order;
+  // elsewhere `row` is unused (it may be null) and the result empty.
+  template <class Own>
+  std::vector<RankShare<Own>> record(std::uint64_t step, const StepTraffic& mine, const Own& own,
+                                     RowValues* row) const {
+    std::vector<RankShare<Own>> all = control_.gather_to_root(RankShare<Own>{mine, own});
+    if (control_.is_root()) {
+      std::vector<StepTraffic> traffic;
+      for (const RankShare<Own>& share : all) traffic.push_back(share.traffic);
+      write_traffic(step, traffic, row);
+    }
+    return all;
+  }
 
  private:
+  void write_traffic(std::uint64_t step, const std::vector<StepTraffic>& all, RowValues* row) const;
+
   Communicator& comm_;
   const ControlChannel& control_;
   Participation participation_;

@@ -231,11 +231,15 @@ int run(const ReplayArguments& arguments) {
     std::int64_t skipped = 0;
     // Rank 0 writes every rank's parameters after the step and the step's row. It takes every
     // rank's parameters even after a failed write, or the senders would wait forever.
-    auto write_rows = [&](std::int64_t step, const std::vector<RankMetrics>& all, const StepTraffic& traffic) {
+    // Returns every rank's metrics on rank 0 (empty elsewhere), gathered with the traffic.
+    auto write_rows = [&](std::int64_t step, const RankMetrics& mine, const StepTraffic& traffic) {
       std::optional<RowValues> row;
       if (rank == 0) row.emplace(output->step_row());
-      for (const StepTraffic& r : recorder.record(static_cast<std::uint64_t>(step), traffic, row ? &*row : nullptr)) {
-        sum_sent += static_cast<double>(r.sent);
+      std::vector<RankMetrics> all;
+      for (const auto& [r_traffic, r] : recorder.record(static_cast<std::uint64_t>(step), traffic, mine,
+                                                         row ? &*row : nullptr)) {
+        sum_sent += static_cast<double>(r_traffic.sent);
+        all.push_back(r);
       }
       std::exception_ptr failure;
       control.stream_to_root(params, [&](int r, std::span<const float> values) {
@@ -260,6 +264,7 @@ int run(const ReplayArguments& arguments) {
             .set("cumulative_relative_error", std::span<const double>(column(&RankMetrics::cumulative_relative_error)));
         output->write_step(*row);
       });
+      return all;
     };
 
     for (std::int64_t step = 0; step < steps; ++step) {
@@ -279,9 +284,8 @@ int run(const ReplayArguments& arguments) {
         if (!skip_nonfinite) agree_on_failure(control, [] { throw ReportedFailure(kNonFiniteExit); });
         ++skipped;
         const double nan = std::numeric_limits<double>::quiet_NaN();
-        const std::vector<RankMetrics> all = control.gather_to_root(
-            RankMetrics{.relative_error = nan, .cosine = nan, .cumulative_relative_error = nan});
-        write_rows(step, all, StepTraffic{});
+        write_rows(step, RankMetrics{.relative_error = nan, .cosine = nan, .cumulative_relative_error = nan},
+                   StepTraffic{});
         continue;
       }
       update = params;
@@ -308,8 +312,7 @@ int run(const ReplayArguments& arguments) {
                              .relative_error = relative_error,
                              .cosine = cosine,
                              .cumulative_relative_error = cumulative_error};
-      const std::vector<RankMetrics> all = control.gather_to_root(mine);
-      write_rows(step, all, traffic);
+      const std::vector<RankMetrics> all = write_rows(step, mine, traffic);
       last_cumulative_error = 0;
       for (const RankMetrics& r : all) {
         last_cumulative_error += r.cumulative_relative_error / static_cast<double>(w);

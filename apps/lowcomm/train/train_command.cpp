@@ -370,14 +370,15 @@ class Trainer {
   // Gathers every rank's numbers to rank 0, which writes the row; returns the mean loss there.
   double log_step(std::int64_t step, double lr, const RankStep& mine, const StepTraffic& traffic,
                   double rank_tokens) {
-    const std::vector<RankStep> all = control().gather_to_root(mine);
     std::optional<RowValues> row;
     if (mpi_.rank() == 0) row.emplace(log_->row("steps"));
-    recorder_->record(static_cast<std::uint64_t>(step), traffic, row ? &*row : nullptr);
+    const std::vector<RankShare<RankStep>> all =
+        recorder_->record(static_cast<std::uint64_t>(step), traffic, mine, row ? &*row : nullptr);
     double mean_loss = 0;
     on_rank_zero_agreed(control(), [&] {
       double norm = 0, compute = 0;
-      for (const RankStep& r : all) {
+      for (const RankShare<RankStep>& share : all) {
+        const RankStep& r = share.own;
         mean_loss += r.loss / static_cast<double>(all.size());
         norm += r.grad_norm / static_cast<double>(all.size());
         compute = std::max(compute, r.compute_s);
