@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 
+#include "lowcomm/core/local_rank.hpp"
 #include "lowcomm/kernels/backend.hpp"
 #include "lowcomm/kernels/blocks.hpp"
 #include "lowcomm/kernels/optimizer_updates.hpp"

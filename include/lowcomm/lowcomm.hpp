@@ -18,7 +18,7 @@
 #include "lowcomm/compress/unit_scratch.hpp"
 #include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/config/config.hpp"
-#include "lowcomm/core/execution_context.hpp"
+#include "lowcomm/kernels/execution_context.hpp"
 #include "lowcomm/core/splitmix.hpp"
 #include "lowcomm/core/state_dict.hpp"
 #include "lowcomm/core/tensor.hpp"

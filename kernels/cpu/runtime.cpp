@@ -49,6 +49,7 @@ double detail::host_copy_bandwidth(std::size_t bytes) {
 namespace cpu_backend {
 
 std::string unavailable_reason() { return ""; }
+void place_on_node(const std::optional<LocalRank>& /*local_rank*/) {}  // one place: this host
 std::string description() { return std::string(detail::sgemm_provider()); }
 
 void* allocate(std::size_t bytes) {

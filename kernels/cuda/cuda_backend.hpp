@@ -14,7 +14,7 @@
 // spans today; managed memory works everywhere.) `allocate` gives managed memory
 // (cudaMallocManaged), zeroed on the device, so host code can read it too. Every call waits
 // for its kernels before returning. One device per process: local rank modulo visible devices
-// (lowcomm/core/local_rank.hpp), chosen on first use.
+// (the app says it: place_on_node in lowcomm/kernels/backend.hpp), chosen on first use.
 //
 // The model's kernels match the Reference within float rounding, not bitwise: reductions run in
 // parallel, in a fixed order, so the same bits run to run. For finite inputs: attention's

@@ -2,6 +2,7 @@
 // configuration, or called) rather than when the library loads, so a run on the Cpu backend never
 // touches the CUDA runtime (and runs where no driver is installed).
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -9,7 +10,6 @@
 
 #include "../cuda_device.hpp"
 #include "cuda_runtime.hpp"
-#include "lowcomm/core/local_rank.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm::kernels::cuda_backend {
@@ -23,9 +23,27 @@ struct Device {
   std::optional<LocalRank> local_rank;
 };
 
+// What place_on_node said, until the device is chosen at the backend's first use.
+struct Placement {
+  std::mutex mutex;
+  std::optional<LocalRank> local_rank;
+  bool chosen = false;  // the device below exists: a different local rank comes too late
+};
+
+Placement& placement() {
+  static Placement p;
+  return p;
+}
+
 const Device& device() {
   static const Device chosen = [] {
     Device d;
+    {
+      Placement& p = placement();
+      const std::scoped_lock lock(p.mutex);
+      d.local_rank = p.local_rank;
+      p.chosen = true;
+    }
     const cudaError_t status = cudaGetDeviceCount(&d.visible);
     if (status != cudaSuccess || d.visible < 1) {
       const std::string cause = status != cudaSuccess
@@ -35,12 +53,6 @@ const Device& device() {
       d.unusable = fmt::format("no usable CUDA device for this process ({}); run on a GPU node (Slurm: "
                                "--gpus-per-task=1) with a driver for CUDA {}, or choose compute.backend=cpu",
                                cause, CUDART_VERSION / 1000);
-      return d;
-    }
-    try {
-      d.local_rank = local_rank_from_environment();
-    } catch (const Error& e) {
-      d.unusable = e.what();
       return d;
     }
     d.index = device_for_local_rank(d.local_rank, d.visible);
@@ -86,6 +98,18 @@ void check(cudaError_t status, const char* what) {
 }
 
 std::string unavailable_reason() { return device().unusable; }
+
+void place_on_node(const std::optional<LocalRank>& local_rank) {
+  Placement& p = placement();
+  const std::scoped_lock lock(p.mutex);
+  const auto rank_of = [](const std::optional<LocalRank>& r) { return r ? r->rank : 0; };
+  if (p.chosen && rank_of(p.local_rank) != rank_of(local_rank)) {
+    throw Error(fmt::format("the CUDA backend computes on the device of local rank {} already; place this process "
+                            "(kernels::place_on_node) before its first CUDA kernel",
+                            rank_of(p.local_rank)));
+  }
+  if (!p.chosen) p.local_rank = local_rank;
+}
 
 cudaStream_t stream() {
   const Device& d = device();
@@ -183,7 +207,7 @@ std::string description() {
   cudaDeviceProp properties{};
   check(cudaGetDeviceProperties(&properties, d.index), "cudaGetDeviceProperties");
   const std::string chosen_by = d.local_rank ? fmt::format("local rank {} from {}", d.local_rank->rank, d.local_rank->source)
-                                             : std::string("no local rank set");
+                                             : std::string("no local rank given to place_on_node");
   return fmt::format("CUDA runtime {}.{}, driver {}.{}, device {} of {} ({}): {} (sm_{}{}, {:.1f} GiB), matrix products {}",
                      runtime / 1000, runtime % 1000 / 10, driver / 1000, driver % 1000 / 10, d.index, d.visible,
                      chosen_by, properties.name, properties.major, properties.minor,

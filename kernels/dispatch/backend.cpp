@@ -50,6 +50,13 @@ std::string cpu_matrix_products() { return cpu_backend::description(); }
 std::string kokkos_description() { return kokkos_backend::description(); }
 std::string cuda_description() { return cuda_backend::description(); }
 
+void place_on_node(const std::optional<LocalRank>& local_rank) {
+  reference_backend::place_on_node(local_rank);
+  cpu_backend::place_on_node(local_rank);
+  kokkos_backend::place_on_node(local_rank);
+  cuda_backend::place_on_node(local_rank);
+}
+
 std::string unavailable_reason(Backend backend) { return LOWCOMM_DISPATCH(backend, unavailable_reason); }
 
 bool implements(Backend backend, std::string_view name) {

@@ -24,6 +24,7 @@ void ensure_initialized() {
 }
 
 std::string unavailable_reason() { return ""; }
+void place_on_node(const std::optional<LocalRank>& /*local_rank*/) {}  // Kokkos::initialize picks its device
 
 // The kernels take host spans (copied to a device space and back per call, kokkos_views.hpp), so
 // Kokkos's buffers are the Cpu backend's host memory.

@@ -7,6 +7,7 @@
 namespace lowcomm::kernels::reference_backend {
 
 std::string unavailable_reason() { return ""; }
+void place_on_node(const std::optional<LocalRank>& /*local_rank*/) {}  // one place: this host
 std::string description() { return "plain loops on one core"; }
 
 void* allocate(std::size_t bytes) {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "lowcomm/comm/communicator.hpp"
-#include "lowcomm/core/execution_context.hpp"
+#include "lowcomm/kernels/execution_context.hpp"
 
 namespace lowcomm::test {
 

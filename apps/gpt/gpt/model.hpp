@@ -23,7 +23,7 @@
 #include "gpt/activations.hpp"
 #include "gpt/config.hpp"
 #include "gpt/parameters.hpp"
-#include "lowcomm/core/execution_context.hpp"
+#include "lowcomm/kernels/execution_context.hpp"
 #include "lowcomm/kernels/memory.hpp"
 
 namespace lowcomm::gpt {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "common/mpi_session.hpp"
 #include "gpt/model.hpp"
 #include "lowcomm/core/timing.hpp"
 #include "lowcomm/kernels/linear.hpp"
@@ -59,6 +60,7 @@ double measure_linear_sgemm_gflops(const ExecutionContext& execution, std::int64
 
 void run(const BenchModelArguments& args) {
   if (args.threads > 0) omp_set_num_threads(args.threads);
+  place_on_launchers_device();
   const gpt::GptConfig config = gpt::gpt_preset(args.preset);
   if (args.batch <= 0 || args.seq <= 0 || args.seq > config.context_length) {
     throw std::invalid_argument(fmt::format("--batch must be > 0 and --seq in 1..{} (the context length of {})",

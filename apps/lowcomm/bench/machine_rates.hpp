@@ -4,7 +4,7 @@
 // on whatever else the shared machine was doing).
 #include <string>
 
-#include "lowcomm/core/execution_context.hpp"
+#include "lowcomm/kernels/execution_context.hpp"
 
 namespace lowcomm::cli {
 

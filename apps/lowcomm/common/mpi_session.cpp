@@ -7,7 +7,9 @@
 #include <exception>
 #include <string>
 
+#include "lowcomm/core/local_rank.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/backend.hpp"
 
 namespace lowcomm::cli {
 
@@ -34,6 +36,7 @@ MpiSession::MpiSession() {
   }
   g_rank_for_messages = rank_;
   share_cores_among_local_ranks(MPI_COMM_WORLD);
+  place_on_launchers_device();
   control_.emplace(MPI_COMM_WORLD);
 }
 
@@ -50,6 +53,8 @@ int launcher_rank() {
   }
   return 0;
 }
+
+void place_on_launchers_device() { kernels::place_on_node(local_rank_from_environment()); }
 
 int exit_status_of(const std::exception_ptr& error) {
   try {

@@ -61,6 +61,12 @@ int rank_for_messages();
 // starts; 0 when not launched as one of several ranks.
 int launcher_rank();
 
+// Tells the kernels which of the node's GPUs this process takes (kernels::place_on_node): its
+// local rank as the launcher announced it (core/local_rank.hpp). Every subcommand that computes
+// calls it first (MpiSession does); throws lowcomm::Error when the launcher's variable is not a
+// non-negative integer.
+void place_on_launchers_device();
+
 // Runs `work` on every rank (or only on rank 0) and makes all ranks agree on the outcome, so
 // that a failure on some ranks cannot leave the others waiting in a collective. If rank 0
 // failed, only rank 0 reports its error (one message, not W copies); otherwise every failed rank

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "common/mpi_session.hpp"
 #include "lowcomm/build_info.hpp"
 #include "lowcomm/comm/mpi_cuda_support.hpp"
 #include "lowcomm/comm/transport.hpp"
@@ -84,6 +85,7 @@ void print_keys(const ConfigSchema& schema, std::string_view title) {
 }
 
 void print_info() {
+  place_on_launchers_device();  // so the CUDA line names the device this process would take
   const BuildInfo& build = build_info();
   std::cout << fmt::format("lowcomm {} (git {})\n", build.version, build.git_revision)
             << fmt::format("  build:     {}, {}\n", build.build_type, build.compiler)

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lowcomm/core/execution_context.hpp"
+#include "lowcomm/kernels/execution_context.hpp"
 #include "lowcomm/core/tensor.hpp"
 
 namespace lowcomm {

@@ -1,7 +1,7 @@
 #pragma once
-// The compute.* section: where a run computes (core/execution_context.hpp).
+// The compute.* section: where a run computes (kernels/execution_context.hpp).
 #include "lowcomm/config/config.hpp"
-#include "lowcomm/core/execution_context.hpp"
+#include "lowcomm/kernels/execution_context.hpp"
 
 namespace lowcomm {
 

@@ -5,8 +5,11 @@
 // backends: portable Kokkos (builds with LOWCOMM_ENABLE_KOKKOS=ON) and CUDA (builds with CUDA
 // enabled, preset `cuda`). A backend a kernel does not have, or that this build lacks, throws
 // lowcomm::Error naming the kernel and the backend.
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "lowcomm/core/local_rank.hpp"
 
 namespace lowcomm::kernels {
 
@@ -24,12 +27,19 @@ std::string_view to_string(Backend backend);
 // benchmarks' headers).
 std::string cpu_matrix_products();
 
+// Which of its node's GPUs this process computes on with Backend::Cuda: its rank among the
+// node's processes, modulo the devices it sees (device 0 without one). The app decides it, since
+// it knows how it was launched (core/local_rank.hpp reads the launchers' variables), and says it
+// before the backend is first used; a process that never says takes device 0. Throws
+// lowcomm::Error when the backend already computes on another device.
+void place_on_node(const std::optional<LocalRank>& local_rank);
+
 // Where Backend::Kokkos computes, e.g. "Kokkos 3.4.1, execution space Serial, matrix products
 // KokkosBlas::gemm", or "" in a build without it. Starts Kokkos if it has not started yet.
 std::string kokkos_description();
 
 // Where Backend::Cuda computes, e.g. "CUDA runtime 13.0, driver 13.0, device 0 of 4 (local rank 0
-// from SLURM_LOCALID): NVIDIA H200 (sm_90, 139.8 GiB), matrix products cuBLAS 13.0.0", or why no
+// from SLURM_LOCALID, place_on_node): NVIDIA H200 (sm_90, 139.8 GiB), matrix products cuBLAS 13.0.0", or why no
 // device is usable; "" in a build without CUDA.
 std::string cuda_description();
 

@@ -9,7 +9,7 @@
 //   p = p − step_size·m / denom
 #include <string_view>
 
-#include "lowcomm/core/execution_context.hpp"
+#include "lowcomm/kernels/execution_context.hpp"
 #include "lowcomm/optim/optimizer.hpp"
 
 namespace lowcomm {

@@ -11,7 +11,7 @@
 
 #include "lowcomm/config/component_parameters.hpp"
 #include "lowcomm/config/config.hpp"
-#include "lowcomm/core/execution_context.hpp"
+#include "lowcomm/kernels/execution_context.hpp"
 #include "lowcomm/core/registry.hpp"
 #include "lowcomm/optim/optimizer.hpp"
 

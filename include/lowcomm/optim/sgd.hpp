@@ -7,7 +7,7 @@
 //   p = p − lr·d
 #include <string_view>
 
-#include "lowcomm/core/execution_context.hpp"
+#include "lowcomm/kernels/execution_context.hpp"
 #include "lowcomm/optim/optimizer.hpp"
 
 namespace lowcomm {

@@ -1,4 +1,4 @@
-#include "lowcomm/core/execution_context.hpp"
+#include "lowcomm/kernels/execution_context.hpp"
 
 #include <fmt/format.h>
 
