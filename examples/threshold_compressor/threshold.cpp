@@ -12,8 +12,8 @@ using lowcomm::Aggregation;
 using lowcomm::Compressor;
 using lowcomm::Message;
 using lowcomm::Received;
+using lowcomm::Transmitted;
 using lowcomm::UnitContext;
-using lowcomm::UnitScratch;
 
 // One entry on the wire: 4-byte index, 4-byte value.
 struct Entry {
@@ -21,7 +21,13 @@ struct Entry {
   float value;
 };
 
-class Threshold final : public Compressor {
+// What encode leaves for the unit's decode and transmitted (the library keeps one per unit, so
+// last step's buffer is reused).
+struct Sent {
+  std::vector<Entry> entries;
+};
+
+class Threshold final : public lowcomm::CompressorWith<Sent> {
  public:
   explicit Threshold(float tau) : tau_(tau) {}
 
@@ -30,9 +36,8 @@ class Threshold final : public Compressor {
   // Works on any flat vector: a tensor, a bucket, or the whole model.
   bool supports(lowcomm::Granularity) const override { return true; }
 
-  Message encode(const UnitContext&, std::span<const float> gradient, UnitScratch& scratch) override {
-    // What this rank sent, kept in the unit's scratch for transmitted() (last step's buffer reused).
-    std::vector<Entry>& sent = scratch.get_or_create<Sent>().entries;
+  Message encode(const UnitContext&, std::span<const float> gradient, Sent& scratch) override {
+    std::vector<Entry>& sent = scratch.entries;
     sent.clear();
     for (std::size_t i = 0; i < gradient.size(); ++i) {
       if (std::abs(gradient[i]) >= tau_) sent.push_back({static_cast<std::uint32_t>(i), gradient[i]});
@@ -43,7 +48,7 @@ class Threshold final : public Compressor {
   }
 
   std::optional<Message> decode(const UnitContext& unit, int /*round*/, const Received& received,
-                                UnitScratch& /*scratch*/, std::span<float> aggregate) override {
+                                Sent& /*scratch*/, std::span<float> aggregate) override {
     std::fill(aggregate.begin(), aggregate.end(), 0.0f);  // it arrives holding anything
     for (const std::span<const std::byte> payload : received.gathered) {
       // Payloads come from other ranks: check before trusting them.
@@ -59,20 +64,19 @@ class Threshold final : public Compressor {
     return std::nullopt;  // done after one round
   }
 
-  // What this rank's entries contributed: error feedback keeps the rest for the next step.
-  void transmitted(const UnitContext&, std::span<const float>, const UnitScratch& scratch,
-                   std::span<float> out) const override {
+  // What this rank's entries contributed, written out in full: error feedback keeps the rest for
+  // the next step.
+  Transmitted transmitted(const UnitContext&, std::span<const float>, const Sent& scratch,
+                          std::span<float> out) const override {
     std::fill(out.begin(), out.end(), 0.0f);
-    for (const Entry& entry : scratch.get<Sent>().entries) out[entry.index] = entry.value;
+    for (const Entry& entry : scratch.entries) out[entry.index] = entry.value;
+    return Transmitted::dense();
   }
 
   // The size varies, so the library sends a size table with the payloads.
   std::optional<std::uint64_t> wire_bytes(const UnitContext&, int) const override { return std::nullopt; }
 
  private:
-  struct Sent {
-    std::vector<Entry> entries;
-  };
   float tau_;
 };
 

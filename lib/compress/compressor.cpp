@@ -31,13 +31,6 @@ Granularity parse_granularity(std::string_view name) {
   throw ConfigError(fmt::format("unknown granularity '{}': use tensor, bucket or global", name));
 }
 
-bool Compressor::transmitted_entries(const UnitContext&, std::span<const float>, const UnitScratch&,
-                                     SparseEntries&) const {
-  return false;
-}
-
-bool Compressor::transmitted_is_aggregate(const UnitContext&) const { return false; }
-
 void Compressor::save_state(StateDict&, std::string_view) const {}
 void Compressor::load_state(const StateDict&, std::string_view) {}
 

@@ -55,30 +55,33 @@ std::optional<Message> ErrorFeedback::decode(const UnitContext& unit, int round,
     std::swap(residual, corrected.values);
     return std::nullopt;
   }
-  if (inner_->transmitted_is_aggregate(unit)) {
-    // residual ← corrected − aggregate, the reconstruction decode has just written.
-    kernels::subtract(backend, corrected.values, aggregate, residual);
-  } else if (inner_->transmitted_entries(unit, corrected.values, corrected.inner, corrected.transmitted)) {
-    // residual ← corrected − transmitted where transmitted is not +0, and corrected elsewhere
-    // (x − (+0) is x, bit for bit): the buffers swap, so the residual's old storage becomes next
-    // step's `corrected`, and only the entries are written.
-    // On the backend, as residual += (−transmitted): x + (−v) is x − v bit for bit, and the
-    // entries' indices are distinct, so the order of the adds does not matter.
-    std::swap(residual, corrected.values);
-    SparseEntries& sent = corrected.transmitted;
-    for (float& v : sent.values) v = -v;
-    kernels::scatter_add(backend, sent.indices, sent.values, residual);
-  } else {
-    // residual ← corrected − transmitted, computed in the residual's own storage.
-    inner_->transmitted(unit, corrected.values, corrected.inner, residual);
-    kernels::subtract(backend, corrected.values, residual, residual);
+  const Transmitted sent = inner_->transmitted(unit, corrected.values, corrected.inner, residual);
+  switch (sent.form()) {
+    case Transmitted::Form::Dense:  // residual ← corrected − transmitted, in the residual's storage
+      kernels::subtract(backend, corrected.values, residual, residual);
+      break;
+    case Transmitted::Form::Aggregate:  // residual ← corrected − the reconstruction decode just wrote
+      kernels::subtract(backend, corrected.values, aggregate, residual);
+      break;
+    case Transmitted::Form::Entries: {
+      // residual ← corrected − transmitted where transmitted is not +0, and corrected elsewhere
+      // (x − (+0) is x, bit for bit): the buffers swap, so the residual's old storage becomes next
+      // step's `corrected`, and only the entries are written.
+      // On the backend, as residual += (−transmitted): x + (−v) is x − v bit for bit, and the
+      // entries' indices are distinct, so the order of the adds does not matter.
+      std::swap(residual, corrected.values);
+      corrected.negated.resize(sent.values().size());
+      std::ranges::transform(sent.values(), corrected.negated.begin(), [](float v) { return -v; });
+      kernels::scatter_add(backend, sent.indices(), corrected.negated, residual);
+      break;
+    }
   }
   return std::nullopt;
 }
 
-void ErrorFeedback::transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
-                                std::span<float> out) const {
-  inner_->transmitted(unit, input, scratch.get<Corrected>().inner, out);
+Transmitted ErrorFeedback::transmitted(const UnitContext& unit, std::span<const float> input,
+                                       const UnitScratch& scratch, std::span<float> out) const {
+  return inner_->transmitted(unit, input, scratch.get<Corrected>().inner, out);
 }
 
 std::optional<std::uint64_t> ErrorFeedback::wire_bytes(const UnitContext& unit, int round) const {

@@ -17,24 +17,25 @@
 namespace lowcomm {
 namespace {
 
-class FirstElementOnly final : public Compressor {
+class FirstElementOnly final : public CompressorWith<NoScratch> {
  public:
   Aggregation aggregation() const override { return Aggregation::Summable; }
   bool supports(Granularity) const override { return true; }
-  Message encode(const UnitContext&, std::span<const float> g, UnitScratch&) override {
+  Message encode(const UnitContext&, std::span<const float> g, NoScratch&) override {
     last_input.assign(g.begin(), g.end());
     return Message::sum({g[0]});
   }
-  std::optional<Message> decode(const UnitContext& unit, int, const Received& r, UnitScratch&,
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& r, NoScratch&,
                                 std::span<float> out) override {
     std::fill(out.begin(), out.end(), 0.0f);
     out[0] = r.sum[0] / static_cast<float>(unit.world_size);
     return std::nullopt;
   }
-  void transmitted(const UnitContext&, std::span<const float> input, const UnitScratch&,
-                   std::span<float> out) const override {
+  Transmitted transmitted(const UnitContext&, std::span<const float> input, const NoScratch&,
+                          std::span<float> out) const override {
     std::fill(out.begin(), out.end(), 0.0f);
     out[0] = input[0];
+    return Transmitted::dense();
   }
   std::optional<std::uint64_t> wire_bytes(const UnitContext&, int) const override { return 4; }
   std::vector<float> last_input;
@@ -71,11 +72,18 @@ TEST(ErrorFeedback, CarriesWhatWasNotTransmittedIntoTheNextStep) {
   EXPECT_EQ(dynamic_cast<const ErrorFeedback&>(*restored[0]).residual(5)[1], 23.0f);
 }
 
-// Forwards everything to the wrapped compressor except transmitted_entries, so that error
-// feedback takes its dense path.
+// Forwards everything to the wrapped compressor, but writes its transmitted entries out in full,
+// so that error feedback takes its dense path.
 class DenseTransmitted final : public ForwardingCompressor {
  public:
   using ForwardingCompressor::ForwardingCompressor;
+  Transmitted transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
+                          std::span<float> out) const override {
+    const Transmitted sent = ForwardingCompressor::transmitted(unit, input, scratch, out);
+    EXPECT_EQ(sent.form(), Transmitted::Form::Entries);
+    sent.write_dense(unit.execution.backend, {}, out);
+    return Transmitted::dense();
+  }
 };
 
 std::unique_ptr<Compressor> without_error_feedback(const std::string& name) {
@@ -87,7 +95,7 @@ std::unique_ptr<Compressor> without_error_feedback(const std::string& name) {
   return CompressorRegistry::global().create(Config::defaults(schema, overrides));
 }
 
-// The sparse path (transmitted_entries: the buffers swap and only the sent entries are written)
+// The sparse path (entries: the buffers swap and only the sent entries are written)
 // against the dense one (transmitted, then a subtraction), bitwise, over several steps of 3
 // ranks, with signed zeros, ties, a NaN and an infinity among the values.
 TEST(ErrorFeedback, SparseEntriesGiveTheDenseResidualBitwise) {

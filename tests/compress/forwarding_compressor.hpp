@@ -1,7 +1,6 @@
 #pragma once
 // Test compressors that wrap another and change one thing. ForwardingCompressor forwards every
-// call a compressor must implement; transmitted_entries and the state calls keep Compressor's
-// defaults, so error feedback around it takes its dense path.
+// call a compressor must implement; the state calls keep Compressor's defaults.
 #include <memory>
 #include <optional>
 
@@ -21,9 +20,9 @@ class ForwardingCompressor : public Compressor {
                                 std::span<float> aggregate) override {
     return inner_->decode(unit, round, received, scratch, aggregate);
   }
-  void transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
-                   std::span<float> out) const override {
-    inner_->transmitted(unit, input, scratch, out);
+  Transmitted transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
+                          std::span<float> out) const override {
+    return inner_->transmitted(unit, input, scratch, out);
   }
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int round) const override {
     return inner_->wire_bytes(unit, round);

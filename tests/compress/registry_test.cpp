@@ -24,7 +24,9 @@ class Dummy final : public Compressor {
   std::optional<Message> decode(const UnitContext&, int, const Received&, UnitScratch&, std::span<float>) override {
     return std::nullopt;
   }
-  void transmitted(const UnitContext&, std::span<const float>, const UnitScratch&, std::span<float>) const override {}
+  Transmitted transmitted(const UnitContext&, std::span<const float>, const UnitScratch&, std::span<float>) const override {
+    return Transmitted::aggregate();
+  }
   std::optional<std::uint64_t> wire_bytes(const UnitContext&, int) const override { return std::nullopt; }
   double strength;
 };

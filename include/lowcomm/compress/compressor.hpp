@@ -2,11 +2,11 @@
 // The Compressor plug-in interface. A compressor turns one unit of local gradient into messages
 // the library exchanges, and the exchanged results into the aggregated gradient: the mean over
 // ranks, as the compression reconstructs it. It declares how its payloads combine, hands what
-// its later calls of a step need to itself through the unit's UnitScratch (unit_scratch.hpp),
-// keeps state that outlives a step (warm-start factors) keyed by the unit id, and reports what
-// it transmitted so that error feedback (a reusable wrapper, error_feedback.hpp) works for every
-// compressor. This header with registry.hpp (the registration) is all a plug-in includes;
-// docs/plugins.md walks through writing one.
+// its later calls of a step need to itself through a scratch value of its own type
+// (CompressorWith<Scratch> below), keeps state that outlives a step (warm-start factors) keyed by
+// the unit id, and reports what it transmitted (transmitted.hpp) so that error feedback (a
+// reusable wrapper, error_feedback.hpp) works for every compressor. This header with registry.hpp
+// (the registration) is all a plug-in includes; docs/plugins.md walks through writing one.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -15,9 +15,10 @@
 #include <vector>
 
 #include "lowcomm/compress/message.hpp"
-#include "lowcomm/core/state_dict.hpp"
+#include "lowcomm/compress/transmitted.hpp"
 #include "lowcomm/compress/unit.hpp"
 #include "lowcomm/compress/unit_scratch.hpp"
+#include "lowcomm/core/state_dict.hpp"
 
 namespace lowcomm {
 
@@ -39,12 +40,6 @@ std::string_view to_string(Aggregation aggregation);
 std::string_view to_string(Granularity granularity);
 Granularity parse_granularity(std::string_view name);  // "tensor", "bucket", "global"
 
-// The entries at which a sparse `transmitted` is non-zero (Compressor::transmitted_entries).
-struct SparseEntries {
-  std::vector<std::int64_t> indices;
-  std::vector<float> values;
-};
-
 class Compressor {
  public:
   virtual ~Compressor() = default;
@@ -56,8 +51,9 @@ class Compressor {
   virtual bool supports(Granularity granularity) const = 0;
 
   // One unit's step, in this order: encode, then decode once per round until it returns nullopt,
-  // then (error feedback) transmitted. All calls of the unit get the same `scratch`; encode puts
-  // in it what the others need (it holds last step's value on entry, for reusing buffers).
+  // then (for error feedback) transmitted. The library holds one UnitScratch per unit and hands
+  // the same one to all of them; a compressor derived from CompressorWith<Scratch> sees it as its
+  // own Scratch type, which encode fills and the others read.
 
   // Round 0: the message for this rank's gradient of one unit. `gradient` stays valid and
   // unchanged until the unit's last decode of the step returns, so encode may keep the span in
@@ -73,26 +69,13 @@ class Compressor {
                                         UnitScratch& scratch, std::span<float> aggregate) = 0;
 
   // After the unit's last decode: the part of this rank's `input` (the gradient given to encode)
-  // that the exchange carried, in gradient units (top-k: the selected entries, zeros elsewhere;
-  // quantisation: the dequantised values; PowerSGD, as its paper code: the aggregated
-  // reconstruction), written to every element of `out`. Error feedback keeps input − transmitted
-  // for the next step.
-  virtual void transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
-                           std::span<float> out) const = 0;
-
-  // Optional, for compressors whose `transmitted` is +0 except at a few entries (top-k, random-k):
-  // fill `entries` with them (distinct indices into the unit; values bitwise what `transmitted`
-  // writes there) and return true. Error feedback then turns its buffer of input into the next
-  // residual by subtracting at those entries alone, instead of writing two dense vectors. The
-  // default returns false: error feedback calls `transmitted`.
-  virtual bool transmitted_entries(const UnitContext& unit, std::span<const float> input,
-                                   const UnitScratch& scratch, SparseEntries& entries) const;
-
-  // Optional, for compressors whose `transmitted` is bitwise the unit's aggregate, as decode last
-  // wrote it (PowerSGD: every rank applies the reconstruction it sent): returning true lets error
-  // feedback take input − aggregate instead of calling `transmitted`, which would compute the
-  // same values again. The default returns false.
-  virtual bool transmitted_is_aggregate(const UnitContext& unit) const;
+  // that the exchange carried, in gradient units (top-k: the selected entries; quantisation: the
+  // dequantised values; PowerSGD, as its paper code: the aggregated reconstruction), in the form
+  // the compressor has it (transmitted.hpp): written into every element of `out` (unit.numel()
+  // values) and Transmitted::dense() returned, or entries or "the aggregate" returned and `out`
+  // left alone. Error feedback keeps input − transmitted for the next step.
+  virtual Transmitted transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
+                                  std::span<float> out) const = 0;
 
   // The exact payload size of round `round` for this unit when it is fixed (top-k with a fixed k,
   // PowerSGD's factors); the library checks every message against it, and gathers such payloads
@@ -104,5 +87,35 @@ class Compressor {
   virtual void save_state(StateDict& state, std::string_view prefix) const;
   virtual void load_state(const StateDict& state, std::string_view prefix);
 };
+
+// The base a compressor derives from: `Scratch` is the value its encode leaves for the decode
+// rounds and transmitted of the same unit and step (the entries it selected, the factor of round
+// 0, ...), default-constructible. Each unit has its own, which outlives the step: encode finds
+// last step's value (or a new one) and may reuse its buffers; decode and transmitted read what
+// encode wrote. So no compressor keeps hidden per-unit maps, and the three calls share one type.
+template <class Scratch>
+class CompressorWith : public Compressor {
+ public:
+  virtual Message encode(const UnitContext& unit, std::span<const float> gradient, Scratch& scratch) = 0;
+  virtual std::optional<Message> decode(const UnitContext& unit, int round, const Received& received,
+                                        Scratch& scratch, std::span<float> aggregate) = 0;
+  virtual Transmitted transmitted(const UnitContext& unit, std::span<const float> input, const Scratch& scratch,
+                                  std::span<float> out) const = 0;
+
+  Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) final {
+    return encode(unit, gradient, scratch.get_or_create<Scratch>());
+  }
+  std::optional<Message> decode(const UnitContext& unit, int round, const Received& received, UnitScratch& scratch,
+                                std::span<float> aggregate) final {
+    return decode(unit, round, received, scratch.get<Scratch>(), aggregate);
+  }
+  Transmitted transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
+                          std::span<float> out) const final {
+    return transmitted(unit, input, scratch.get<Scratch>(), out);
+  }
+};
+
+// For a compressor whose calls need nothing from each other (a dense exchange).
+struct NoScratch {};
 
 }  // namespace lowcomm

@@ -3,7 +3,8 @@
 // kept (per unit, in gradient units) and added to the next step's gradient before compressing,
 // so nothing is lost, only delayed:
 //     corrected ← gradient + residual;  compress(corrected);  residual ← corrected − transmitted
-// where `transmitted` is what the wrapped compressor reports (Compressor::transmitted).
+// where `transmitted` is what the wrapped compressor reports (Compressor::transmitted), in
+// whichever form it has it (transmitted.hpp): dense, entries, or the aggregate itself.
 //
 // With a decay β < 1 the residual fades: corrected ← gradient + β·residual. Fed η-scaled gradients
 // that is exactly DeMo's momentum (REFERENCE.md §1: δ ← β·δ + η·g, then δ ← δ − transmitted), so
@@ -11,7 +12,7 @@
 //
 // The residuals live in the memory of the unit's backend (UnitContext::execution; on the GPU for
 // Cuda, kernels/memory.hpp) and the sums run there (kernels/elementwise.hpp; scatter_add for the
-// sparse correction of a compressor that reports its transmitted entries).
+// sparse correction of a compressor whose transmitted is entries).
 #include <map>
 #include <memory>
 #include <vector>
@@ -31,9 +32,8 @@ class ErrorFeedback final : public Compressor {
   Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override;
   std::optional<Message> decode(const UnitContext& unit, int round, const Received& received,
                                 UnitScratch& scratch, std::span<float> aggregate) override;
-  void transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
-                   std::span<float> out) const override;
-  bool transmitted_is_aggregate(const UnitContext& unit) const override { return inner_->transmitted_is_aggregate(unit); }
+  Transmitted transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
+                          std::span<float> out) const override;
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int round) const override;
   void save_state(StateDict& state, std::string_view prefix) const override;
   void load_state(const StateDict& state, std::string_view prefix) override;
@@ -47,7 +47,7 @@ class ErrorFeedback final : public Compressor {
   struct Corrected {
     kernels::FloatBuffer values;  // gradient + (decayed) residual
     UnitScratch inner;
-    SparseEntries transmitted;  // the inner compressor's, when it has them
+    std::vector<float> negated;  // −values of the inner's transmitted entries, when it has them
   };
   std::unique_ptr<Compressor> inner_;
   float decay_;

@@ -1,13 +1,11 @@
 #pragma once
-// What a compressor's encode leaves for the decode rounds and `transmitted` of the same unit in
-// the same step (the entries it selected, the factor of round 0, ...). The library holds one
-// UnitScratch per unit and hands it to every call of that unit, so no compressor keeps hidden
-// per-unit maps or relies on an unwritten call order: decode and transmitted read exactly what
-// encode put here. A UnitScratch outlives the step, so encode can reuse last step's buffers.
-//
-// It holds one value of a type the compressor chooses:
-//     Selection& s = scratch.get_or_create<Selection>();   // in encode
-//     const Selection& s = scratch.get<Selection>();       // in decode / transmitted
+// The holder of what a compressor's encode leaves for the decode rounds and `transmitted` of the
+// same unit in the same step. The library keeps one UnitScratch per unit and hands it to every
+// call of that unit; it outlives the step, so encode can reuse last step's buffers. A compressor
+// derived from CompressorWith<Scratch> (compressor.hpp) never sees this type: it receives its own
+// Scratch, typed. Only a compressor that wraps another (error feedback) uses it directly:
+//     Corrected& c = scratch.get_or_create<Corrected>();   // in encode
+//     const Corrected& c = scratch.get<Corrected>();       // in decode / transmitted
 #include <memory>
 #include <typeinfo>
 

@@ -28,16 +28,26 @@ using kernels::IndexWidth;
 
 enum class WireFormat { Reference, Compact, CompactOneBit };
 
-class DctTopK final : public Compressor {
+struct Selection {
+  std::vector<std::int64_t> indices;  // within their block
+  std::vector<float> values;          // unquantised
+};
+// Kept from step to step, so that no call pays for fresh pages.
+struct Buffers {
+  Selection selection;                         // encode's, for transmitted
+  std::vector<std::int64_t> received_indices;  // every rank's, within their blocks
+  std::vector<float> received_values;
+};
+
+class DctTopK final : public CompressorWith<Buffers> {
  public:
   DctTopK(std::int64_t k, std::int64_t chunk, WireFormat format) : k_(k), chunk_(chunk), format_(format) {}
 
   Aggregation aggregation() const override { return Aggregation::Gathered; }
   bool supports(Granularity granularity) const override { return granularity == Granularity::PerTensor; }
 
-  Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override {
+  Message encode(const UnitContext& unit, std::span<const float> gradient, Buffers& buffers) override {
     const Plan plan = plan_of(unit);
-    Buffers& buffers = scratch.get_or_create<Buffers>();
     Selection& selection = buffers.selection;
     selection.indices.resize(plan.selected());
     selection.values.resize(plan.selected());
@@ -54,10 +64,9 @@ class DctTopK final : public Compressor {
     return Message::gather(std::move(payload));
   }
 
-  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch& scratch,
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, Buffers& buffers,
                                 std::span<float> aggregate) override {
     const Plan plan = plan_of(unit);
-    Buffers& buffers = scratch.get<Buffers>();
     const std::size_t per_rank = plan.selected();
     buffers.received_indices.resize(per_rank * received.gathered.size());
     buffers.received_values.resize(buffers.received_indices.size());
@@ -85,14 +94,15 @@ class DctTopK final : public Compressor {
   }
 
   // IDCT(scatter(own indices, own unquantised values)): what DeMo removes from its momentum.
-  void transmitted(const UnitContext& unit, std::span<const float>, const UnitScratch& scratch,
-                   std::span<float> out) const override {
+  Transmitted transmitted(const UnitContext& unit, std::span<const float>, const Buffers& buffers,
+                          std::span<float> out) const override {
     const Plan plan = plan_of(unit);
     // The mean over one list of distinct indices is each value itself (0 + v, then / 1): the
     // scatter into zeros that DeMo's own estimate is.
-    const Selection& selection = scratch.get<Buffers>().selection;
+    const Selection& selection = buffers.selection;
     const std::vector<kernels::BlockPairs> own = {{selection.indices, selection.values}};
     kernels::scatter_mean_dct_decode(unit.execution.backend, plan.layout, plan.k, own, out);
+    return Transmitted::dense();
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
@@ -112,17 +122,6 @@ class DctTopK final : public Compressor {
     }
     std::size_t payload_bytes() const { return index_bytes() + value_bytes(); }
   };
-  struct Selection {
-    std::vector<std::int64_t> indices;  // within their block
-    std::vector<float> values;          // unquantised
-  };
-  // Kept from step to step, so that no call pays for fresh pages.
-  struct Buffers {
-    Selection selection;                         // encode's, for transmitted
-    std::vector<std::int64_t> received_indices;  // every rank's, within their blocks
-    std::vector<float> received_values;
-  };
-
   Plan plan_of(const UnitContext& unit) const {
     const BlockLayout layout = kernels::block_layout(unit.shape, chunk_);
     const std::int64_t k = std::clamp<std::int64_t>(k_, 1, layout.block_size());

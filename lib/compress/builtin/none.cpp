@@ -15,18 +15,18 @@ namespace {
 
 using kernels::ValueType;
 
-class NoCompression final : public Compressor {
+class NoCompression final : public CompressorWith<NoScratch> {
  public:
   explicit NoCompression(ValueType wire) : wire_(wire) {}
 
   Aggregation aggregation() const override { return Aggregation::Summable; }
   bool supports(Granularity) const override { return true; }
 
-  Message encode(const UnitContext&, std::span<const float> gradient, UnitScratch&) override {
+  Message encode(const UnitContext&, std::span<const float> gradient, NoScratch&) override {
     return Message::sum_view(gradient, wire_);  // valid until the last decode (compressor.hpp)
   }
 
-  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch&,
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, NoScratch&,
                                 std::span<float> aggregate) override {
     if (received.sum.size() != aggregate.size()) {
       throw Error(fmt::format("none: unit '{}' received {} values, expected {}", unit.name, received.sum.size(),
@@ -39,11 +39,12 @@ class NoCompression final : public Compressor {
   }
 
   // The input as it went on the wire (rounded to fp16/bf16 when those travel).
-  void transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch&,
-                   std::span<float> out) const override {
+  Transmitted transmitted(const UnitContext& unit, std::span<const float> input, const NoScratch&,
+                          std::span<float> out) const override {
     std::vector<std::byte> wire(input.size() * kernels::value_bytes(wire_));
     kernels::encode_values(unit.execution.backend, input, wire_, wire);
     kernels::decode_values(unit.execution.backend, wire, wire_, out);
+    return Transmitted::dense();
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {

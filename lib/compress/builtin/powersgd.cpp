@@ -40,17 +40,21 @@ struct Options {
   bool orthogonalize_q = false;
 };
 
-class PowerSgd final : public Compressor {
+struct Factors {                 // this step's, from encode to the last decode
+  std::span<const float> input;  // M of this step, needed again for Q = Mᵀ P̂
+  std::vector<float> p_hat;
+};
+
+class PowerSgd final : public CompressorWith<Factors> {
  public:
   explicit PowerSgd(Options options) : options_(options) {}
 
   Aggregation aggregation() const override { return Aggregation::MultiRound; }
   bool supports(Granularity granularity) const override { return granularity == Granularity::PerTensor; }
 
-  Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override {
+  Message encode(const UnitContext& unit, std::span<const float> gradient, Factors& factors) override {
     const Shape s = shape_of(unit);
     if (s.dense()) return Message::sum({gradient.begin(), gradient.end()});
-    Factors& factors = scratch.get_or_create<Factors>();
     factors.input = gradient;  // valid until the last decode (compressor.hpp)
     std::vector<float>& q = warm_start(unit, s);
     if (options_.orthogonalize_q) kernels::orthonormalize_columns(unit.execution.backend, q, s.m, s.r);
@@ -60,7 +64,7 @@ class PowerSgd final : public Compressor {
   }
 
   std::optional<Message> decode(const UnitContext& unit, int round, const Received& received,
-                                UnitScratch& scratch, std::span<float> aggregate) override {
+                                Factors& factors, std::span<float> aggregate) override {
     const Shape s = shape_of(unit);
     const float ranks = static_cast<float>(unit.contributors());
     if (s.dense()) {
@@ -68,7 +72,6 @@ class PowerSgd final : public Compressor {
       for (std::size_t i = 0; i < aggregate.size(); ++i) aggregate[i] = received.sum[i] / ranks;
       return std::nullopt;
     }
-    Factors& factors = scratch.get<Factors>();
     if (round == 0) {
       check_size(unit, received.sum.size(), static_cast<std::size_t>(s.n * s.r));
       factors.p_hat.assign(received.sum.begin(), received.sum.end());
@@ -84,19 +87,14 @@ class PowerSgd final : public Compressor {
     return std::nullopt;
   }
 
-  void transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
-                   std::span<float> out) const override {
-    const Shape s = shape_of(unit);
-    if (s.dense()) {
-      std::copy(input.begin(), input.end(), out.begin());  // sent exactly: no error to keep
-      return;
-    }
-    reconstruct(unit, s, scratch.get<Factors>().p_hat, q_.at(unit.unit_id), out);
+  // Matrices: the reconstruction P̂·Q̄ᵀ decode wrote, as the paper's code takes the error against
+  // it. A dense 1-D tensor is sent exactly (its aggregate is the mean: not the same).
+  Transmitted transmitted(const UnitContext& unit, std::span<const float> input, const Factors&,
+                          std::span<float> out) const override {
+    if (!shape_of(unit).dense()) return Transmitted::aggregate();
+    std::copy(input.begin(), input.end(), out.begin());  // no error to keep
+    return Transmitted::dense();
   }
-
-  // The reconstruction P̂·Q̄ᵀ decode wrote (the dense 1-D case sends its input exactly, and its
-  // aggregate is the mean: not the same).
-  bool transmitted_is_aggregate(const UnitContext& unit) const override { return !shape_of(unit).dense(); }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int round) const override {
     const Shape s = shape_of(unit);
@@ -118,11 +116,6 @@ class PowerSgd final : public Compressor {
   }
 
  private:
-  struct Factors {              // this step's, from encode to transmitted
-    std::span<const float> input;  // M of this step, needed again for Q = Mᵀ P̂
-    std::vector<float> p_hat;
-  };
-
   // The matrix view of the unit at this step, or dense (r = 0).
   Shape shape_of(const UnitContext& unit) const {
     if (unit.shape.size() < 2 || unit.step < options_.start_step) return {};

@@ -19,7 +19,12 @@ namespace {
 
 using kernels::Rounding;
 
-class Quantize final : public Compressor {
+struct Buffers {
+  std::vector<std::byte> own_payload;  // what this rank sent: transmitted() dequantises it
+  std::vector<float> scales;           // one rank's scales, aligned as floats
+};
+
+class Quantize final : public CompressorWith<Buffers> {
  public:
   Quantize(int bits, std::optional<std::int64_t> group_size, Rounding rounding)
       : bits_(bits), group_size_(group_size), rounding_(rounding) {}
@@ -27,7 +32,7 @@ class Quantize final : public Compressor {
   Aggregation aggregation() const override { return Aggregation::Gathered; }
   bool supports(Granularity) const override { return true; }
 
-  Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override {
+  Message encode(const UnitContext& unit, std::span<const float> gradient, Buffers& buffers) override {
     const Layout layout = layout_of(unit);
     std::vector<std::byte> payload(layout.bytes());
     // Each rank draws its own rounding noise, reproducibly.
@@ -38,11 +43,11 @@ class Quantize final : public Compressor {
     kernels::quantize(unit.execution.backend, gradient, layout.group, bits_, rounding_, seed,
                       std::span(payload).subspan(layout.scale_bytes()), scale_values);
     std::memcpy(scales.data(), scale_values.data(), scales.size());
-    scratch.get_or_create<Buffers>().own_payload = payload;
+    buffers.own_payload = payload;
     return Message::gather(std::move(payload));
   }
 
-  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch& scratch,
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, Buffers& buffers,
                                 std::span<float> aggregate) override {
     // The mean ((0 + x̂_0) + x̂_1 + ...) / W in rank order, each rank's payload dequantised
     // straight into the running sum (kernels::dequantize_sum) and the division fused into the
@@ -54,7 +59,7 @@ class Quantize final : public Compressor {
                               unit.contributors()));
     }
     const Layout layout = layout_of(unit);
-    std::vector<float>& scales = scratch.get<Buffers>().scales;
+    std::vector<float>& scales = buffers.scales;
     for (std::size_t w = 0; w < world; ++w) {
       const std::span<const std::byte> codes = split(unit, received.gathered[w], received.sender(w), scales);
       kernels::dequantize_sum(unit.execution.backend, codes, scales, layout.group, bits_, w == 0,
@@ -63,9 +68,10 @@ class Quantize final : public Compressor {
     return std::nullopt;
   }
 
-  void transmitted(const UnitContext& unit, std::span<const float>, const UnitScratch& scratch,
-                   std::span<float> out) const override {
-    dequantize(unit, scratch.get<Buffers>().own_payload, out, unit.rank);
+  Transmitted transmitted(const UnitContext& unit, std::span<const float>, const Buffers& buffers,
+                          std::span<float> out) const override {
+    dequantize(unit, buffers.own_payload, out, unit.rank);
+    return Transmitted::dense();
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
@@ -73,10 +79,6 @@ class Quantize final : public Compressor {
   }
 
  private:
-  struct Buffers {
-    std::vector<std::byte> own_payload;  // what this rank sent: transmitted() dequantises it
-    std::vector<float> scales;           // one rank's scales, aligned as floats
-  };
   struct Layout {
     std::size_t count, group, groups, code_bytes;
     std::size_t scale_bytes() const { return groups * sizeof(float); }

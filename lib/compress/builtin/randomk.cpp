@@ -14,45 +14,40 @@ namespace lowcomm::builtin {
 
 namespace {
 
-class RandomK final : public Compressor {
+struct Chosen {
+  std::vector<std::int64_t> indices;  // this step's coordinates, increasing
+  std::vector<float> values;          // the gradient's there, as sent
+  std::vector<std::uint64_t> picked;  // one bit per coordinate, all clear between calls
+};
+
+class RandomK final : public CompressorWith<Chosen> {
  public:
   RandomK(double ratio, std::optional<std::int64_t> k) : ratio_(ratio), k_(k) {}
 
   Aggregation aggregation() const override { return Aggregation::Summable; }
   bool supports(Granularity) const override { return true; }
 
-  Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override {
-    const std::vector<std::int64_t>& chosen = choose(unit, scratch.get_or_create<Chosen>());
-    std::vector<float> values(chosen.size());
-    kernels::gather(unit.execution.backend, chosen, gradient, values);
-    return Message::sum(std::move(values));
+  Message encode(const UnitContext& unit, std::span<const float> gradient, Chosen& chosen) override {
+    choose(unit, chosen);
+    chosen.values.resize(chosen.indices.size());
+    kernels::gather(unit.execution.backend, chosen.indices, gradient, chosen.values);
+    return Message::sum_view(chosen.values);  // the scratch outlives the step
   }
 
-  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch& scratch,
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, Chosen& chosen,
                                 std::span<float> aggregate) override {
-    const std::vector<std::int64_t>& chosen = scratch.get<Chosen>().indices;
-    if (received.sum.size() != chosen.size()) {
+    if (received.sum.size() != chosen.indices.size()) {
       throw Error(fmt::format("randomk: unit '{}' received {} values for {} coordinates", unit.name,
-                              received.sum.size(), chosen.size()));
+                              received.sum.size(), chosen.indices.size()));
     }
-    kernels::scatter_divided(unit.execution.backend, chosen, received.sum, static_cast<float>(unit.contributors()),
-                             aggregate);
+    kernels::scatter_divided(unit.execution.backend, chosen.indices, received.sum,
+                             static_cast<float>(unit.contributors()), aggregate);
     return std::nullopt;
   }
 
-  void transmitted(const UnitContext&, std::span<const float> input, const UnitScratch& scratch,
-                   std::span<float> out) const override {
-    std::fill(out.begin(), out.end(), 0.0f);
-    for (std::int64_t i : scratch.get<Chosen>().indices) out[static_cast<std::size_t>(i)] = input[static_cast<std::size_t>(i)];
-  }
-
-  bool transmitted_entries(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
-                           SparseEntries& entries) const override {
-    const std::vector<std::int64_t>& chosen = scratch.get<Chosen>().indices;
-    entries.indices.assign(chosen.begin(), chosen.end());
-    entries.values.resize(chosen.size());
-    kernels::gather(unit.execution.backend, chosen, input, entries.values);
-    return true;
+  Transmitted transmitted(const UnitContext&, std::span<const float>, const Chosen& chosen,
+                          std::span<float>) const override {
+    return Transmitted::entries(chosen.indices, chosen.values);
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
@@ -60,11 +55,6 @@ class RandomK final : public Compressor {
   }
 
  private:
-  struct Chosen {
-    std::vector<std::int64_t> indices;  // this step's coordinates, increasing
-    std::vector<std::uint64_t> picked;  // one bit per coordinate, all clear between calls
-  };
-
   std::int64_t count(std::int64_t n) const {
     const std::int64_t k = k_ ? *k_ : static_cast<std::int64_t>(ratio_ * static_cast<double>(n));
     return std::clamp<std::int64_t>(k, 1, std::max<std::int64_t>(n, 1));
@@ -73,7 +63,7 @@ class RandomK final : public Compressor {
   // Floyd's sampling of k distinct indices out of n, in increasing order: O(k) draws. The set is
   // a bitmap (a hash set cost 10x more per pick); the increasing order comes from walking the
   // bitmap when k is dense enough to make that cheaper than sorting the picks.
-  const std::vector<std::int64_t>& choose(const UnitContext& unit, Chosen& state) const {
+  void choose(const UnitContext& unit, Chosen& state) const {
     const std::int64_t n = unit.numel();
     const std::int64_t k = count(n);
     const auto words = static_cast<std::size_t>((n + 63) / 64);
@@ -106,7 +96,6 @@ class RandomK final : public Compressor {
       std::sort(chosen.begin(), chosen.end());
       for (const std::int64_t i : chosen) picked[static_cast<std::size_t>(i / 64)] = 0;
     }
-    return chosen;
   }
 
   double ratio_;

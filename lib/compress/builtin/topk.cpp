@@ -19,7 +19,12 @@ namespace {
 using kernels::IndexWidth;
 using WireType = kernels::ValueType;
 
-class TopK final : public Compressor {
+struct Selection {
+  std::vector<std::int64_t> indices;
+  std::vector<float> values;  // as received (rounded to the wire's value type), −0 made +0
+};
+
+class TopK final : public CompressorWith<Selection> {
  public:
   TopK(double ratio, std::optional<std::int64_t> k, WireType values, bool smallest_indices)
       : ratio_(ratio), k_(k), value_type_(values), smallest_indices_(smallest_indices) {}
@@ -27,9 +32,8 @@ class TopK final : public Compressor {
   Aggregation aggregation() const override { return Aggregation::Gathered; }
   bool supports(Granularity) const override { return true; }
 
-  Message encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) override {
+  Message encode(const UnitContext& unit, std::span<const float> gradient, Selection& selection) override {
     const auto k = static_cast<std::size_t>(count(unit.numel()));
-    Selection& selection = scratch.get_or_create<Selection>();
     selection.indices.resize(k);
     selection.values.resize(k);
     kernels::topk_global(unit.execution.backend, gradient, static_cast<std::int64_t>(k), selection.indices, selection.values);
@@ -41,10 +45,11 @@ class TopK final : public Compressor {
     kernels::encode_values(unit.execution.backend, selection.values, value_type_, std::span(payload).subspan(index_bytes));
     kernels::decode_values(unit.execution.backend, std::span<const std::byte>(payload).subspan(index_bytes), value_type_,
                            selection.values);
+    for (float& v : selection.values) v = 0.0f + v;  // what the dense form, 0 + v at each index, holds
     return Message::gather(std::move(payload));
   }
 
-  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, UnitScratch&,
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, Selection&,
                                 std::span<float> aggregate) override {
     const auto k = static_cast<std::size_t>(count(unit.numel()));
     const std::size_t index_bytes = kernels::packed_index_bytes(k, index_width(unit));
@@ -67,21 +72,9 @@ class TopK final : public Compressor {
     return std::nullopt;
   }
 
-  void transmitted(const UnitContext& unit, std::span<const float>, const UnitScratch& scratch,
-                   std::span<float> out) const override {
-    const Selection& selection = scratch.get<Selection>();
-    std::fill(out.begin(), out.end(), 0.0f);
-    kernels::scatter_add(unit.execution.backend, selection.indices, selection.values, out);
-  }
-
-  // What transmitted writes, as entries: 0 + value at each selected index (+0 for a -0 value).
-  bool transmitted_entries(const UnitContext&, std::span<const float>, const UnitScratch& scratch,
-                           SparseEntries& entries) const override {
-    const Selection& selection = scratch.get<Selection>();
-    entries.indices.assign(selection.indices.begin(), selection.indices.end());
-    entries.values.resize(selection.values.size());
-    for (std::size_t p = 0; p < entries.values.size(); ++p) entries.values[p] = 0.0f + selection.values[p];
-    return true;
+  Transmitted transmitted(const UnitContext&, std::span<const float>, const Selection& selection,
+                          std::span<float>) const override {
+    return Transmitted::entries(selection.indices, selection.values);
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
@@ -89,11 +82,6 @@ class TopK final : public Compressor {
   }
 
  private:
-  struct Selection {
-    std::vector<std::int64_t> indices;
-    std::vector<float> values;  // as received: rounded to the wire's value type
-  };
-
   std::int64_t count(std::int64_t n) const {
     const std::int64_t k = k_ ? *k_ : static_cast<std::int64_t>(ratio_ * static_cast<double>(n));
     return std::clamp<std::int64_t>(k, 1, std::max<std::int64_t>(n, 1));
