@@ -118,6 +118,7 @@ SyncReport& SyncReport::operator+=(const SyncReport& other) {
   codec_s += other.codec_s;
   payload_bytes += other.payload_bytes;
   rounds = std::max(rounds, other.rounds);
+  present = present && other.present;
   return *this;
 }
 
@@ -175,6 +176,7 @@ SyncReport CompressedAllReduce::begin(std::uint64_t step, std::span<const std::s
   auto flight = std::make_unique<Flight>();
   flight->step = step;
   flight->before = comm_.totals();
+  flight->report.present = present_.empty() || present_[static_cast<std::size_t>(comm_.rank())];
   flight->messages.resize(units_.size());
   flight->fused_in.resize(units_.size());
 
@@ -198,7 +200,8 @@ SyncReport CompressedAllReduce::begin(std::uint64_t step, std::span<const std::s
   flight->exchange = begin_exchange(flight->messages, 0, step, overlap);
   flight->report.comm = comm_.totals() - flight->before;
   SyncReport started = flight->report;
-  flight->report = SyncReport{};  // finish() reports its own share
+  flight->report = SyncReport{};  // finish() reports its own share, of the same draw
+  flight->report.present = started.present;
   flight_ = std::move(flight);
   return started;
 }

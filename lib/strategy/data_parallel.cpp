@@ -39,11 +39,6 @@ void check_overlap_settings(const Config& config) {
         "(got \"{}\", \"{}\"): a compressor with error feedback would keep state from buckets sent before a step "
         "is cancelled for NaN/Inf", config.get_string("compressor.name"), config.get_string("compressor.granularity")));
   }
-  if (config.has("train.grad_clip") && config.get_double("train.grad_clip") > 0) {
-    throw ConfigError(fmt::format("strategy.data_parallel.overlap needs train.grad_clip = 0 (got {}): clipping by the "
-                                  "global norm needs the whole gradient before any bucket leaves",
-                                  config.get_double("train.grad_clip")));
-  }
 }
 
 // A step's exchanges: the whole model through compressor.*, or with overlap one per bucket.
@@ -70,6 +65,10 @@ class DataParallel final : public Strategy {
         optimizer_(make_optimizer(setup.config, setup.execution)),
         aggregate_(setup.tensors, setup.execution.backend) {
     if (!setup.config.get_bool("strategy.data_parallel.overlap")) return;
+    if (setup.gradients_clipped) {
+      throw ConfigError("strategy.data_parallel.overlap needs the gradients unclipped (train.grad_clip = 0): clipping "
+                        "by the global norm needs the whole gradient before any bucket leaves");
+    }
     for (PlannedSync& planned : data_parallel_syncs(setup.config, setup.tensors)) {
       std::vector<std::size_t> members(planned.count);
       for (std::size_t i = 0; i < members.size(); ++i) members[i] = planned.first + i;

@@ -460,6 +460,9 @@ TEST(DataParallel, OverlappedBucketsGiveTheBlockingResult) {
   EXPECT_THROW(StrategyRegistry::global().create(
                    {.comm = comm, .tensors = kModel, .config = strategy_config(topk), .execution = test_execution()}),
                ConfigError);
+  EXPECT_THROW(StrategyRegistry::global().create({.comm = comm, .tensors = kModel, .config = strategy_config(overlap_keys),
+                                                  .execution = test_execution(), .gradients_clipped = true}),
+               ConfigError);
 }
 
 TEST(Demo, NamesTheConflictingCompressorKey) {

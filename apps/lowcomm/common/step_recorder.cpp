@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <span>
-#include <utility>
 
 namespace lowcomm::cli {
 
-StepRecorder::StepRecorder(Communicator& comm, const ControlChannel& control, Participation participation)
-    : comm_(comm), control_(control), participation_(std::move(participation)) {}
+StepRecorder::StepRecorder(Communicator& comm, const ControlChannel& control) : comm_(comm), control_(control) {}
 
 StepTraffic StepRecorder::settle(const SyncReport& sync) {
   const ClockSettlement clock = comm_.synchronize_clock();
@@ -18,15 +16,17 @@ StepTraffic StepRecorder::settle(const SyncReport& sync) {
           .modelled_s = sync.comm.modelled_s,
           .exposed_s = clock.exposed_s,
           .hidden_s = clock.hidden_s,
-          .simulated_s = clock.simulated_s};
+          .simulated_s = clock.simulated_s,
+          .present = sync.present ? 1 : 0};
 }
 
-void StepRecorder::write_traffic(std::uint64_t step, const std::vector<StepTraffic>& all, RowValues* row) const {
-  std::vector<std::int64_t> sent, received, present(all.size(), 1);
+void StepRecorder::write_traffic(const std::vector<StepTraffic>& all, RowValues* row) const {
+  std::vector<std::int64_t> sent, received, present;
   double codec = 0, measured = 0, modelled = 0, exposed = 0, hidden = 0;
   for (const StepTraffic& r : all) {
     sent.push_back(r.sent);
     received.push_back(r.received);
+    present.push_back(r.present);
     codec = std::max(codec, r.codec_s);
     measured = std::max(measured, r.measured_s);
     modelled = std::max(modelled, r.modelled_s);
@@ -35,8 +35,6 @@ void StepRecorder::write_traffic(std::uint64_t step, const std::vector<StepTraff
       hidden = r.hidden_s;
     }
   }
-  const std::vector<bool> drawn = participation_.present(step);
-  for (std::size_t r = 0; r < drawn.size(); ++r) present[r] = drawn[r] ? 1 : 0;
   row->set("bytes_sent", std::span<const std::int64_t>(sent))
       .set("bytes_received", std::span<const std::int64_t>(received))
       .set("present", std::span<const std::int64_t>(present))
@@ -45,7 +43,7 @@ void StepRecorder::write_traffic(std::uint64_t step, const std::vector<StepTraff
       .set("comm_modelled_s", modelled)
       .set("comm_exposed_s", exposed)
       .set("comm_hidden_s", hidden)
-      .set("simulated_s", comm_.simulated_seconds());
+      .set("simulated_s", all.front().simulated_s);
 }
 
 }  // namespace lowcomm::cli

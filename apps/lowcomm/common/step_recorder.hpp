@@ -8,7 +8,6 @@
 
 #include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/comm/control_channel.hpp"
-#include "lowcomm/comm/participation.hpp"
 #include "lowcomm/compress/compressed_all_reduce.hpp"
 #include "lowcomm/log/run_log.hpp"
 
@@ -20,6 +19,7 @@ struct StepTraffic {
   double codec_s = 0, measured_s = 0, modelled_s = 0;
   double exposed_s = 0, hidden_s = 0;  // on the simulated clock (Communicator::overlap)
   double simulated_s = 0;              // the clock after the step's settlement, the same on every rank
+  std::int64_t present = 1;            // 0 when the step's exchanges went without this rank (SyncReport)
 };
 
 // One rank's whole share of a row: its traffic, and the command's own values (plain data).
@@ -31,8 +31,7 @@ struct RankShare {
 
 class StepRecorder {
  public:
-  // `participation`: who takes part in each step (the `present` column); the default: everyone.
-  StepRecorder(Communicator& comm, const ControlChannel& control, Participation participation = {});
+  StepRecorder(Communicator& comm, const ControlChannel& control);
 
   // Settles the step on the simulated clock (every rank, collectively) and returns this rank's
   // traffic: the exchanges of `sync`, the time the settlement exposed and hid, and the clock.
@@ -43,23 +42,21 @@ class StepRecorder {
   // `row` gets the step traffic columns and the result is every rank's share, in rank order;
   // elsewhere `row` is unused (it may be null) and the result empty.
   template <class Own>
-  std::vector<RankShare<Own>> record(std::uint64_t step, const StepTraffic& mine, const Own& own,
-                                     RowValues* row) const {
+  std::vector<RankShare<Own>> record(const StepTraffic& mine, const Own& own, RowValues* row) const {
     std::vector<RankShare<Own>> all = control_.gather_to_root(RankShare<Own>{mine, own});
     if (control_.is_root()) {
       std::vector<StepTraffic> traffic;
       for (const RankShare<Own>& share : all) traffic.push_back(share.traffic);
-      write_traffic(step, traffic, row);
+      write_traffic(traffic, row);
     }
     return all;
   }
 
  private:
-  void write_traffic(std::uint64_t step, const std::vector<StepTraffic>& all, RowValues* row) const;
+  void write_traffic(const std::vector<StepTraffic>& all, RowValues* row) const;
 
   Communicator& comm_;
   const ControlChannel& control_;
-  Participation participation_;
 };
 
 }  // namespace lowcomm::cli

@@ -224,7 +224,7 @@ int run(const ReplayArguments& arguments) {
 
     // The dense mean and the gathers to rank 0 are bookkeeping: the uncounted control channel.
     const ControlChannel& control = mpi.control();
-    StepRecorder recorder(*comm, control, participation_from_config(config, w, static_cast<std::uint64_t>(config.get_int("seed"))));
+    StepRecorder recorder(*comm, control);
     const double lr = config.get_double("replay.lr");
     const bool skip_nonfinite = config.get_string("replay.nonfinite") == "skip";
     double sum_relative_error = 0, sum_cosine = 0, sum_sent = 0, last_cumulative_error = 0;
@@ -236,7 +236,7 @@ int run(const ReplayArguments& arguments) {
       std::optional<RowValues> row;
       if (rank == 0) row.emplace(output->step_row());
       std::vector<RankMetrics> all;
-      for (const auto& [r_traffic, r] : recorder.record(static_cast<std::uint64_t>(step), traffic, mine,
+      for (const auto& [r_traffic, r] : recorder.record(traffic, mine,
                                                          row ? &*row : nullptr)) {
         sum_sent += static_cast<double>(r_traffic.sent);
         all.push_back(r);

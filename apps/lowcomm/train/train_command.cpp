@@ -121,7 +121,7 @@ class Trainer {
       execution.precision = *kernels::precision_named(config.get_string("train.precision"));  // the schema's choices
       model_ = std::make_unique<gpt::GptModel>(shape, seed, execution);
       comm_.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
-      recorder_.emplace(*comm_, mpi.control(), participation_from_config(config, mpi.size(), seed));
+      recorder_.emplace(*comm_, mpi.control());
       // An exchange in flight (DeMo's stale step, streaming DiLoCo, DDP's buckets) moves during
       // the passes; a strategy that overlaps hears of each finished gradient of the last
       // micro-batch (the earlier ones are not final).
@@ -130,7 +130,8 @@ class Trainer {
         if (final_backward_) strategy_->gradients_ready(current_step_, tensors, model_->gradient_views());
       });
       strategy_ = StrategyRegistry::global().create(
-          {.comm = *comm_, .tensors = model_->tensors(), .config = config, .seed = seed, .execution = execution});
+          {.comm = *comm_, .tensors = model_->tensors(), .config = config, .seed = seed, .execution = execution,
+           .gradients_clipped = config.get_double("train.grad_clip") > 0});
       schedule_.emplace(LrSchedule::from_config(config));
       if (!arguments.record_trace.empty() && arguments.resume) {
         throw ConfigError("--record-trace records a whole run: it cannot be combined with --resume");
@@ -373,7 +374,7 @@ class Trainer {
     std::optional<RowValues> row;
     if (mpi_.rank() == 0) row.emplace(log_->row("steps"));
     const std::vector<RankShare<RankStep>> all =
-        recorder_->record(static_cast<std::uint64_t>(step), traffic, mine, row ? &*row : nullptr);
+        recorder_->record(traffic, mine, row ? &*row : nullptr);
     double mean_loss = 0;
     on_rank_zero_agreed(control(), [&] {
       double norm = 0, compute = 0;

@@ -23,8 +23,11 @@ struct SyncReport {
   double codec_s = 0.0;          // time in encode and decode
   std::uint64_t payload_bytes = 0;  // what this rank contributed to the collectives
   int rounds = 0;
+  // Whether the step's exchanges carried this rank's contribution: false on a step it dropped out
+  // of (comm/participation.hpp); true on a step without exchanges.
+  bool present = true;
 
-  SyncReport& operator+=(const SyncReport& other);  // rounds: the larger
+  SyncReport& operator+=(const SyncReport& other);  // rounds: the larger; present: both
 };
 
 // Granularity::Bucket's units: consecutive tensors (in order) fused until the next would pass

@@ -27,6 +27,10 @@ struct StrategySetup {
   const Config& config;             // the resolved run configuration (all sections)
   std::uint64_t seed = 0;           // the run's seed, identical on every rank
   ExecutionContext execution;       // where it computes (compute.*, config/compute_config.hpp)
+  // What the caller does to the gradients before step(), which a strategy may have to refuse:
+  // each rank's gradient clipped by its global norm (the app's train.grad_clip), so none of it
+  // is final before the whole backward pass is.
+  bool gradients_clipped = false;
 };
 
 // One CompressedAllReduce a strategy runs: over tensors [first, first + count) of its list,
