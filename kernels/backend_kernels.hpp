@@ -23,6 +23,17 @@
 #include "lowcomm/kernels/optimizer_updates.hpp"
 #include "lowcomm/kernels/scatter.hpp"
 
+namespace lowcomm::kernels {
+
+// What a backend's check of the data finds (interface/index_checks.inc): the first position whose
+// value is outside its range, and that value; `position` is the count when every one is inside.
+struct FirstOutside {
+  std::size_t position = 0;
+  std::int64_t value = 0;
+};
+
+}  // namespace lowcomm::kernels
+
 #define LOWCOMM_KERNEL(result, name, parameters) result name parameters;
 #define LOWCOMM_FAMILY(name)
 

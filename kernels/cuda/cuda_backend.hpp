@@ -8,11 +8,11 @@
 //
 // The spans these functions take may point to host or to device memory. Device (and managed)
 // memory is used in place; a host span is copied to the device for the call and, for an output,
-// back before the call returns (cuda_runtime.hpp). (The public kernels' dispatch still reads some
-// of its inputs on the host for its checks, so through lowcomm::kernels only top-k, the fp16/bf16
-// conversions, sign packing, the elementwise maps and the optimizers' updates take plain device
-// spans today; managed memory works everywhere.) `allocate` gives managed memory
-// (cudaMallocManaged), zeroed on the device, so host code can read it too. Every call waits
+// back before the call returns (cuda_runtime.hpp). The data-dependent checks run here too
+// (index_checks.cu); only a received payload's scales and padding bits are read on the host by
+// the dispatch, so dequantize and unpack_signs need managed or host memory (docs/backends.md).
+// `allocate` gives managed memory (cudaMallocManaged), zeroed on the device, so host code can
+// read it too. Every call waits
 // for its kernels before returning. One device per process: local rank modulo visible devices
 // (the app says it: place_on_node in lowcomm/kernels/backend.hpp), chosen on first use.
 //

@@ -42,7 +42,7 @@ void scatter_mean_dct_decode(Backend backend, const BlockLayout& layout, std::in
                              std::span<const BlockPairs> sources, std::span<float> tensor) {
   check_tensor(kDecode, layout, tensor.size());
   const std::int64_t block_size = layout.block_size();
-  detail::check_block_pairs(kDecode, block_size, k, sources, layout.size());
+  detail::check_block_pairs(backend, kDecode, block_size, k, sources, layout.size());
   LOWCOMM_DISPATCH(backend, scatter_mean_dct_decode, layout, k, sources, tensor);
 }
 

@@ -1,5 +1,5 @@
-// Token + position embedding (include/lowcomm/kernels/embedding.hpp): the sizes and the tokens
-// checked here, the rows computed by each backend.
+// Token + position embedding (include/lowcomm/kernels/embedding.hpp): the sizes checked here, the
+// tokens by the backend where they live (first_outside_int32), the rows computed by each backend.
 #include "lowcomm/kernels/embedding.hpp"
 
 #include <fmt/format.h>
@@ -9,13 +9,14 @@
 #include <string_view>
 
 #include "dispatch.hpp"
+#include "index_checks.hpp"
 #include "lowcomm/error.hpp"
 #include "transformer_checks.hpp"
 
 namespace lowcomm::kernels {
 namespace {
 
-void check(std::string_view kernel, std::size_t out, std::span<const std::int32_t> tokens,
+void check(Backend backend, std::string_view kernel, std::size_t out, std::span<const std::int32_t> tokens,
            std::size_t wte, std::size_t wpe, std::int64_t B, std::int64_t T, std::int64_t C,
            std::int64_t V) {
   detail::check_dims(kernel, {B, T, C, V});
@@ -28,12 +29,11 @@ void check(std::string_view kernel, std::size_t out, std::span<const std::int32_
     throw Error(fmt::format("{}: wpe holds {} floats, expected rows of C = {} and at least T = {} of them",
                             kernel, wpe, C, T));
   }
-  for (std::int64_t i = 0; i < positions; ++i) {
-    if (tokens[i] < 0 || tokens[i] >= V) {
-      throw Error(fmt::format("{}: token {} at position {} (sequence {}, offset {}) is outside the "
-                              "vocabulary [0, {})", kernel, tokens[i], i, i / std::max<std::int64_t>(T, 1),
-                              i % std::max<std::int64_t>(T, 1), V));
-    }
+  if (const FirstOutside bad = detail::first_outside(backend, kernel, tokens, V); bad.position < tokens.size()) {
+    const auto i = static_cast<std::int64_t>(bad.position);
+    throw Error(fmt::format("{}: token {} at position {} (sequence {}, offset {}) is outside the "
+                            "vocabulary [0, {})", kernel, bad.value, i, i / std::max<std::int64_t>(T, 1),
+                            i % std::max<std::int64_t>(T, 1), V));
   }
 }
 
@@ -42,14 +42,14 @@ void check(std::string_view kernel, std::size_t out, std::span<const std::int32_
 void embedding_forward(Backend backend, std::span<float> out, std::span<const std::int32_t> tokens,
                        std::span<const float> wte, std::span<const float> wpe, std::int64_t B,
                        std::int64_t T, std::int64_t C, std::int64_t V) {
-  check("embedding_forward", out.size(), tokens, wte.size(), wpe.size(), B, T, C, V);
+  check(backend, "embedding_forward", out.size(), tokens, wte.size(), wpe.size(), B, T, C, V);
   LOWCOMM_DISPATCH(backend, embedding_forward, out, tokens, wte, wpe, B, T, C, V);
 }
 
 void embedding_backward(Backend backend, std::span<float> dwte, std::span<float> dwpe,
                         std::span<const float> dout, std::span<const std::int32_t> tokens,
                         std::int64_t B, std::int64_t T, std::int64_t C, std::int64_t V) {
-  check("embedding_backward", dout.size(), tokens, dwte.size(), dwpe.size(), B, T, C, V);
+  check(backend, "embedding_backward", dout.size(), tokens, dwte.size(), dwpe.size(), B, T, C, V);
   LOWCOMM_DISPATCH(backend, embedding_backward, dwte, dwpe, dout, tokens, B, T, C, V);
 }
 

@@ -7,6 +7,7 @@
 
 #include "../pack_format.hpp"
 #include "dispatch.hpp"
+#include "index_checks.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm::kernels {
@@ -77,7 +78,8 @@ void pack_indices(Backend backend, std::span<const std::int64_t> indices, IndexW
                             out.size(), indices.size(), bytes, indices.size() * bytes));
   }
   if (const std::size_t bad = LOWCOMM_DISPATCH(backend, pack_indices, indices, bytes, out); bad < indices.size()) {
-    throw_unfit(bad, indices[bad], bytes);
+    // The culprit's value, read by the backend where the indices live (each is outside [0, 0)).
+    throw_unfit(bad, detail::first_outside(backend, "pack_indices", indices.subspan(bad, 1), 0).value, bytes);
   }
 }
 

@@ -1,6 +1,5 @@
 #include "lowcomm/kernels/scatter.hpp"
 
-#include <algorithm>
 #include <limits>
 #include <string_view>
 
@@ -8,6 +7,7 @@
 
 #include "dispatch.hpp"
 #include "lowcomm/error.hpp"
+#include "index_checks.hpp"
 #include "scatter_checks.hpp"
 
 namespace lowcomm::kernels {
@@ -20,28 +20,25 @@ constexpr std::string_view kMeanPerBlock = "scatter_mean_per_block";
 constexpr std::string_view kGather = "gather";
 constexpr std::string_view kDivided = "scatter_divided";
 
-void check_arguments(std::string_view kernel, std::span<const std::int64_t> indices,
+void check_arguments(Backend backend, std::string_view kernel, std::span<const std::int64_t> indices,
                      std::span<const float> values, std::span<const float> out) {
   if (indices.size() != values.size()) {
     throw Error(fmt::format("{}: {} indices but {} values", kernel, indices.size(),
                             values.size()));
   }
   const auto size = static_cast<std::int64_t>(out.size());
-  // A branch-free pass that vectorises; the rare failure then looks for the first culprit.
-  bool any_bad = false;
-  for (const std::int64_t index : indices) any_bad |= index < 0 || index >= size;
-  if (!any_bad) return;
-  const auto bad = std::find_if(indices.begin(), indices.end(),
-                                [&](std::int64_t index) { return index < 0 || index >= size; });
-  throw Error(fmt::format("{}: index {} (at position {}) is outside [0, {}), the size of the span it indexes",
-                          kernel, *bad, bad - indices.begin(), size));
+  const FirstOutside bad = detail::first_outside(backend, kernel, indices, size);
+  if (bad.position < indices.size()) {
+    throw Error(fmt::format("{}: index {} (at position {}) is outside [0, {}), the size of the span it indexes",
+                            kernel, bad.value, bad.position, size));
+  }
 }
 
 }  // namespace
 
 namespace detail {
 
-void check_block_pairs(std::string_view kernel, std::int64_t block_size, std::int64_t k,
+void check_block_pairs(Backend backend, std::string_view kernel, std::int64_t block_size, std::int64_t k,
                        std::span<const BlockPairs> sources, std::int64_t slots) {
   if (block_size < 1 || k < 1) {
     throw Error(fmt::format("{}: block_size {} and k {} must be >= 1", kernel, block_size, k));
@@ -57,13 +54,10 @@ void check_block_pairs(std::string_view kernel, std::int64_t block_size, std::in
       throw Error(fmt::format("{}: list {} has {} indices and {} values; {} blocks of {} need {}", kernel, s,
                               source.indices.size(), source.values.size(), slots / block_size, k, pairs));
     }
-    bool any_bad = false;
-    for (const std::int64_t index : source.indices) any_bad |= index < 0 || index >= block_size;
-    if (!any_bad) continue;
-    const auto bad = std::find_if(source.indices.begin(), source.indices.end(),
-                                  [&](std::int64_t index) { return index < 0 || index >= block_size; });
+    const FirstOutside bad = detail::first_outside(backend, kernel, source.indices, block_size);
+    if (bad.position == source.indices.size()) continue;
     throw Error(fmt::format("{}: list {}: index {} (at position {}) is outside [0, {}), the block size", kernel, s,
-                            *bad, bad - source.indices.begin(), block_size));
+                            bad.value, bad.position, block_size));
   }
   if (sources.size() * static_cast<std::size_t>(k) > std::numeric_limits<std::uint32_t>::max()) {
     throw Error(fmt::format("{}: {} lists of {} pairs per block; counts are 32-bit", kernel, sources.size(), k));
@@ -74,13 +68,13 @@ void check_block_pairs(std::string_view kernel, std::int64_t block_size, std::in
 
 void scatter_add(Backend backend, std::span<const std::int64_t> indices,
                  std::span<const float> values, std::span<float> out) {
-  check_arguments(kAdd, indices, values, out);
+  check_arguments(backend, kAdd, indices, values, out);
   LOWCOMM_DISPATCH(backend, scatter_add, indices, values, out);
 }
 
 void scatter_mean(Backend backend, std::span<const std::int64_t> indices,
                   std::span<const float> values, std::span<float> out) {
-  check_arguments(kMean, indices, values, out);
+  check_arguments(backend, kMean, indices, values, out);
   if (indices.size() > std::numeric_limits<std::uint32_t>::max()) {
     throw Error(fmt::format("{}: {} pairs in one call; at most 2^32-1 (counts are 32-bit)",
                             kMean, indices.size()));
@@ -90,19 +84,19 @@ void scatter_mean(Backend backend, std::span<const std::int64_t> indices,
 
 void scatter_mean_per_block(Backend backend, std::int64_t block_size, std::int64_t k,
                             std::span<const BlockPairs> sources, std::span<float> out) {
-  detail::check_block_pairs(kMeanPerBlock, block_size, k, sources, static_cast<std::int64_t>(out.size()));
+  detail::check_block_pairs(backend, kMeanPerBlock, block_size, k, sources, static_cast<std::int64_t>(out.size()));
   LOWCOMM_DISPATCH(backend, scatter_mean_per_block, block_size, k, sources, out);
 }
 
 void gather(Backend backend, std::span<const std::int64_t> indices, std::span<const float> source,
             std::span<float> out) {
-  check_arguments(kGather, indices, out, source);
+  check_arguments(backend, kGather, indices, out, source);
   LOWCOMM_DISPATCH(backend, gather, indices, source, out);
 }
 
 void scatter_divided(Backend backend, std::span<const std::int64_t> indices, std::span<const float> values,
                      float divisor, std::span<float> out) {
-  check_arguments(kDivided, indices, values, out);
+  check_arguments(backend, kDivided, indices, values, out);
   LOWCOMM_DISPATCH(backend, scatter_divided, indices, values, divisor, out);
 }
 

@@ -382,6 +382,26 @@ TEST_F(AcceleratorKernels, MalformedInputGetsTheReferencesError) {
   const std::string code_error = error_of([&] { dequantize(kRef, bad_codes, ok_scales, 8, 3, decoded); });
   EXPECT_NE(code_error.find("code 7"), std::string::npos) << code_error;
   EXPECT_EQ(error_of([&] { dequantize(kAccelerator, bad_codes, ok_scales, 8, 3, decoded); }), code_error);
+  // Indices checked on the backend (first_outside), the first culprit named.
+  std::vector<std::int64_t> indices(1009);
+  for (std::size_t p = 0; p < indices.size(); ++p) indices[p] = static_cast<std::int64_t>((p * 7) % 13);
+  indices[400] = -3;
+  indices[700] = 13;
+  const std::vector<float> values = awkward_values(indices.size(), 2, false);
+  std::vector<float> slots(13);
+  const std::string scatter_error = error_of([&] { scatter_add(kRef, indices, values, slots); });
+  EXPECT_NE(scatter_error.find("index -3 (at position 400)"), std::string::npos) << scatter_error;
+  EXPECT_EQ(error_of([&] { scatter_add(kAccelerator, indices, values, slots); }), scatter_error);
+  std::vector<float> gathered(indices.size());
+  EXPECT_EQ(error_of([&] { gather(kAccelerator, indices, slots, gathered); }),
+            error_of([&] { gather(kRef, indices, slots, gathered); }));
+  const std::vector<std::int64_t> in_blocks{0, 2, 1, 5};
+  const std::vector<float> block_values{1.0f, 2.0f, 3.0f, 4.0f};
+  const std::vector<BlockPairs> lists = {{in_blocks, block_values}};
+  std::vector<float> blocks(8);
+  const std::string block_error = error_of([&] { scatter_mean_per_block(kRef, 4, 2, lists, blocks); });
+  EXPECT_NE(block_error.find("index 5 (at position 3)"), std::string::npos) << block_error;
+  EXPECT_EQ(error_of([&] { scatter_mean_per_block(kAccelerator, 4, 2, lists, blocks); }), block_error);
 }
 
 #ifdef LOWCOMM_TEST_CUDA_DEVICE_MEMORY
@@ -441,6 +461,20 @@ TEST_F(AcceleratorKernels, DeviceSpansAreUsedInPlace) {
   subtract_scaled_sign(kRef, 0.01f, m, p);
   subtract_scaled_sign(kAccelerator, 0.01f, dm.span(), dp.span());
   expect_bitwise_equal(dp.host(), p);
+
+  // A scatter whose indices are device memory: checked on the device, the culprit named.
+  std::vector<std::int64_t> slots_of(v.size());
+  for (std::size_t i = 0; i < slots_of.size(); ++i) slots_of[i] = static_cast<std::int64_t>((i * 31) % 101);
+  std::vector<float> summed(101, 0.0f);
+  scatter_add(kRef, slots_of, v, summed);
+  DeviceArray<std::int64_t> device_slots(slots_of);
+  DeviceArray<float> device_summed(std::vector<float>(101, 0.0f));
+  scatter_add(kAccelerator, device_slots.span(), values.span(), device_summed.span());
+  expect_bitwise_equal(device_summed.host(), summed);
+  slots_of[5000] = 101;
+  DeviceArray<std::int64_t> device_culprit(slots_of);
+  EXPECT_EQ(error_of([&] { scatter_add(kAccelerator, device_culprit.span(), values.span(), device_summed.span()); }),
+            error_of([&] { scatter_add(kRef, slots_of, v, summed); }));
 }
 #endif
 

@@ -202,6 +202,33 @@ TEST(ScatterErrors, NameTheKernelTheIndexAndTheSize) {
   expect_refused_on_cuda([&] { scatter_mean(Backend::Cuda, indices, values, out); }, "scatter_mean");
 }
 
+// The check of the indices runs on the backend (first_outside): on random inputs of awkward
+// sizes, with culprits above and below the range, the first one is named, as a plain loop finds it.
+TEST(ScatterErrors, NameTheFirstCulpritOnRandomInputs) {
+  std::mt19937_64 rng(11);
+  for (const std::size_t n : {1u, 7u, 64u, 1001u, 65537u}) {
+    for (int trial = 0; trial < 4; ++trial) {
+      const std::int64_t size = 1 + static_cast<std::int64_t>(rng() % 97);
+      Pairs pairs = random_pairs(n, size, rng());
+      const std::size_t culprits = 1 + rng() % 3;
+      for (std::size_t c = 0; c < culprits; ++c) {
+        pairs.indices[rng() % n] = rng() % 2 ? size + static_cast<std::int64_t>(rng() % 5) : -1 - static_cast<std::int64_t>(rng() % 5);
+      }
+      std::size_t first = 0;
+      while (pairs.indices[first] >= 0 && pairs.indices[first] < size) ++first;
+      const std::string expected = "index " + std::to_string(pairs.indices[first]) + " (at position " +
+                                   std::to_string(first) + ") is outside [0, " + std::to_string(size) + ")";
+      for (Backend backend : {Backend::Reference, Backend::Cpu}) {
+        std::vector<float> out(static_cast<std::size_t>(size), 2.0f);
+        expect_error([&] { scatter_add(backend, pairs.indices, pairs.values, out); }, "scatter_add", expected);
+        expect_error([&] { scatter_divided(backend, pairs.indices, pairs.values, 2.0f, out); }, "scatter_divided",
+                     expected);
+        EXPECT_EQ(out, std::vector<float>(static_cast<std::size_t>(size), 2.0f)) << "a rejected call must not write";
+      }
+    }
+  }
+}
+
 // Random-k's loops: gather reads the chosen slots; scatter_divided writes them over zeros, a later
 // pair replacing an earlier one, dividing in float (divisor 1 keeps -0 and every bit).
 TEST(Gather, ReadsTheGivenSlotsAndChecksThem) {
