@@ -4,6 +4,7 @@
 
 #include <mutex>
 
+#include "lowcomm/config/options_schema.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/optim/adamw.hpp"
 #include "lowcomm/optim/sgd.hpp"
@@ -13,68 +14,67 @@ namespace lowcomm {
 
 namespace {
 
-// Defaults are the options structs' own, so the two cannot drift apart. The schema checks the
-// plain ranges; the options' validate() the strict bounds and the combinations.
-OptimizerInfo sgd_optimizer() {
-  const SgdOptions d;
-  return {.name = "sgd",
-          .description = "SGD with momentum, dampening, Nesterov and weight decay (torch.optim.SGD)",
-          .parameters = {{.path = "momentum", .type = ValueType::Float, .default_value = d.momentum,
-                          .description = "SGD momentum factor", .min = 0.0},
-                         {.path = "dampening", .type = ValueType::Float, .default_value = d.dampening,
-                          .description = "SGD dampening of the momentum"},
-                         {.path = "nesterov", .type = ValueType::Boolean, .default_value = d.nesterov,
-                          .description = "SGD Nesterov momentum (needs momentum > 0 and dampening 0)"},
-                         {.path = "weight_decay", .type = ValueType::Float, .default_value = d.weight_decay,
-                          .description = "SGD weight decay, added to the gradient (L2)", .min = 0.0}},
-          .create = [](const OptimizerParameters& p, const ExecutionContext& execution) -> std::unique_ptr<Optimizer> {
-            const SgdOptions options{.momentum = p.get_double("momentum"),
-                                     .dampening = p.get_double("dampening"),
-                                     .nesterov = p.get_bool("nesterov"),
-                                     .weight_decay = p.get_double("weight_decay")};
+// Each optimizer's options declared once (config/options_schema.hpp): their keys, with the
+// structs' own defaults, and how they are read. The schema checks the plain ranges; the options'
+// validate() the strict bounds and the combinations.
+const OptionsSchema<SgdOptions>& sgd_schema() {
+  static const auto schema =
+      OptionsSchema<SgdOptions>()
+          .field("momentum", &SgdOptions::momentum, "SGD momentum factor", {.min = 0.0})
+          .field("dampening", &SgdOptions::dampening, "SGD dampening of the momentum")
+          .field("nesterov", &SgdOptions::nesterov, "SGD Nesterov momentum (needs momentum > 0 and dampening 0)")
+          .field("weight_decay", &SgdOptions::weight_decay, "SGD weight decay, added to the gradient (L2)",
+                 {.min = 0.0});
+  return schema;
+}
+
+const OptionsSchema<AdamWOptions>& adamw_schema() {
+  static const auto schema =
+      OptionsSchema<AdamWOptions>()
+          .field("beta1", &AdamWOptions::beta1, "AdamW first-moment decay, in [0, 1)", {.min = 0.0, .max = 1.0})
+          .field("beta2", &AdamWOptions::beta2, "AdamW second-moment decay, in [0, 1)", {.min = 0.0, .max = 1.0})
+          .field("eps", &AdamWOptions::eps, "AdamW denominator term, > 0", {.min = 0.0})
+          .field("weight_decay", &AdamWOptions::weight_decay,
+                 "AdamW decoupled weight decay: p <- p*(1 - lr*wd) each step", {.min = 0.0});
+  return schema;
+}
+
+const OptionsSchema<SignumOptions>& signum_schema() {
+  static const auto schema =
+      OptionsSchema<SignumOptions>()
+          .field("beta", &SignumOptions::beta, "Signum momentum decay, in [0, 1); 0 is signSGD",
+                 {.min = 0.0, .max = 1.0})
+          .field("weight_decay", &SignumOptions::weight_decay,
+                 "Signum decoupled weight decay: p <- p*(1 - lr*wd) each step", {.min = 0.0});
+  return schema;
+}
+
+// An optimizer made from its schema: read, validated, constructed on the run's backend.
+template <class Made, class Options>
+OptimizerInfo optimizer_info(std::string name, std::string description, const OptionsSchema<Options>& schema) {
+  return {.name = std::move(name),
+          .description = std::move(description),
+          .parameters = schema.keys(),
+          .create = [&schema](const OptimizerParameters& p, const ExecutionContext& execution)
+              -> std::unique_ptr<Optimizer> {
+            const Options options = schema.read(p);
             options.validate(p.prefix());
-            return std::make_unique<Sgd>(options, execution);
+            return std::make_unique<Made>(options, execution);
           }};
+}
+
+OptimizerInfo sgd_optimizer() {
+  return optimizer_info<Sgd>("sgd", "SGD with momentum, dampening, Nesterov and weight decay (torch.optim.SGD)",
+                             sgd_schema());
 }
 
 OptimizerInfo adamw_optimizer() {
-  const AdamWOptions d;
-  return {.name = "adamw",
-          .description = "AdamW with decoupled weight decay (torch.optim.AdamW)",
-          .parameters = {{.path = "beta1", .type = ValueType::Float, .default_value = d.beta1,
-                          .description = "AdamW first-moment decay, in [0, 1)", .min = 0.0, .max = 1.0},
-                         {.path = "beta2", .type = ValueType::Float, .default_value = d.beta2,
-                          .description = "AdamW second-moment decay, in [0, 1)", .min = 0.0, .max = 1.0},
-                         {.path = "eps", .type = ValueType::Float, .default_value = d.eps,
-                          .description = "AdamW denominator term, > 0", .min = 0.0},
-                         {.path = "weight_decay", .type = ValueType::Float, .default_value = d.weight_decay,
-                          .description = "AdamW decoupled weight decay: p <- p*(1 - lr*wd) each step",
-                          .min = 0.0}},
-          .create = [](const OptimizerParameters& p, const ExecutionContext& execution) -> std::unique_ptr<Optimizer> {
-            const AdamWOptions options{.beta1 = p.get_double("beta1"),
-                                       .beta2 = p.get_double("beta2"),
-                                       .eps = p.get_double("eps"),
-                                       .weight_decay = p.get_double("weight_decay")};
-            options.validate(p.prefix());
-            return std::make_unique<AdamW>(options, execution);
-          }};
+  return optimizer_info<AdamW>("adamw", "AdamW with decoupled weight decay (torch.optim.AdamW)", adamw_schema());
 }
 
 OptimizerInfo signum_optimizer() {
-  const SignumOptions d;
-  return {.name = "signum",
-          .description = "Signum: the sign of a momentum (beta 0: signSGD), decoupled weight decay",
-          .parameters = {{.path = "beta", .type = ValueType::Float, .default_value = d.beta,
-                          .description = "Signum momentum decay, in [0, 1); 0 is signSGD", .min = 0.0,
-                          .max = 1.0},
-                         {.path = "weight_decay", .type = ValueType::Float, .default_value = d.weight_decay,
-                          .description = "Signum decoupled weight decay: p <- p*(1 - lr*wd) each step",
-                          .min = 0.0}},
-          .create = [](const OptimizerParameters& p, const ExecutionContext& execution) -> std::unique_ptr<Optimizer> {
-            const SignumOptions options{.beta = p.get_double("beta"), .weight_decay = p.get_double("weight_decay")};
-            options.validate(p.prefix());
-            return std::make_unique<Signum>(options, execution);
-          }};
+  return optimizer_info<Signum>("signum", "Signum: the sign of a momentum (beta 0: signSGD), decoupled weight decay",
+                                signum_schema());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #pragma once
 // The strategies that ship with lowcomm, one source file each.
+#include "lowcomm/config/options_schema.hpp"
 #include "lowcomm/core/timing.hpp"
 #include "lowcomm/strategy/registry.hpp"
 

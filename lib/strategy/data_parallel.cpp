@@ -26,6 +26,23 @@ namespace lowcomm::strategy {
 
 namespace {
 
+struct DataParallelOptions {
+  bool overlap = false;
+};
+
+// strategy.data_parallel.*, declared once (config/options_schema.hpp).
+const OptionsSchema<DataParallelOptions>& data_parallel_schema() {
+  static const auto schema = OptionsSchema<DataParallelOptions>().field(
+      "overlap", &DataParallelOptions::overlap,
+      "DDP's bucketed overlap: each bucket leaves as soon as the backward pass has its gradients (compressor "
+      "none, granularity bucket, no grad_clip)");
+  return schema;
+}
+
+DataParallelOptions data_parallel_options(const Config& config) {
+  return data_parallel_schema().read(ComponentParameters(config, "strategy.data_parallel"));
+}
+
 // One bucket of the overlapped exchange: its tensors and their own collective.
 struct Bucket {
   std::vector<std::size_t> tensors;
@@ -44,7 +61,7 @@ void check_overlap_settings(const Config& config) {
 // A step's exchanges: the whole model through compressor.*, or with overlap one per bucket.
 std::vector<PlannedSync> data_parallel_syncs(const Config& config, std::span<const TensorInfo> tensors) {
   std::vector<PlannedSync> syncs;
-  if (!config.get_bool("strategy.data_parallel.overlap")) {
+  if (!data_parallel_options(config).overlap) {
     syncs.push_back(planned_sync(config, tensors.size()));
     return syncs;
   }
@@ -64,7 +81,7 @@ class DataParallel final : public Strategy {
       : sync_(make_compressed_sync(setup)),
         optimizer_(make_optimizer(setup.config, setup.execution)),
         aggregate_(setup.tensors, setup.execution.backend) {
-    if (!setup.config.get_bool("strategy.data_parallel.overlap")) return;
+    if (!data_parallel_options(setup.config).overlap) return;
     if (setup.gradients_clipped) {
       throw ConfigError("strategy.data_parallel.overlap needs the gradients unclipped (train.grad_clip = 0): clipping "
                         "by the global norm needs the whole gradient before any bucket leaves");
@@ -153,9 +170,7 @@ StrategyInfo data_parallel_strategy() {
   return {.name = "data_parallel",
           .description = "every step: gradients averaged through compressor.*, applied by optimizer.* "
                          "(compressor none = synchronous DDP)",
-          .parameters = {{.path = "overlap", .type = ValueType::Boolean, .default_value = false,
-                          .description = "DDP's bucketed overlap: each bucket leaves as soon as the backward pass "
-                                         "has its gradients (compressor none, granularity bucket, no grad_clip)"}},
+          .parameters = data_parallel_schema().keys(),
           .create = [](const StrategySetup& setup) -> std::unique_ptr<Strategy> {
             return std::make_unique<DataParallel>(setup);
           },

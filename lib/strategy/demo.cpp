@@ -40,17 +40,42 @@ namespace lowcomm::strategy {
 namespace {
 
 struct DemoOptions {
-  float decay;         // β
-  double weight_decay;  // λ
-  bool stale;
+  double decay = 0.999;                // β (compression_decay)
+  double weight_decay = 0.0;           // λ
+  std::string transport = "dct_topk";  // the compressor that carries the momentum
+  bool stale = false;
 };
+
+// strategy.demo.*, declared once (config/options_schema.hpp). DeMo's reference names for the DCT
+// transport's settings are aliases of compressor.dct_topk.*: one setting each.
+const OptionsSchema<DemoOptions>& demo_schema() {
+  static const auto schema =
+      OptionsSchema<DemoOptions>()
+          .field("compression_decay", &DemoOptions::decay, "momentum decay beta, in [0, 1)", {.min = 0.0, .max = 1.0})
+          .alias({.path = "compression_topk", .type = ValueType::Integer,
+                  .description = "DeMo's reference name; DCT coefficients sent per block",
+                  .alias_of = "compressor.dct_topk.topk"})
+          .alias({.path = "compression_chunk", .type = ValueType::Integer,
+                  .description = "DeMo's reference name; the largest DCT block side",
+                  .alias_of = "compressor.dct_topk.chunk"})
+          .field("weight_decay", &DemoOptions::weight_decay,
+                 "decoupled weight decay: x <- x*(1 - lr*wd) before the update", {.min = 0.0})
+          .alias({.path = "wire", .type = ValueType::String,
+                  .description = "DeMo's reference name; reference (int64 + fp32), compact (smallest index type), "
+                                 "compact_1bit (and 1-bit values)",
+                  .alias_of = "compressor.dct_topk.wire"})
+          .field("transport", &DemoOptions::transport,
+                 "the compressor that carries the momentum (any registered one; its compressor.<name>.* keys apply)")
+          .field("stale", &DemoOptions::stale, "one-step-stale pipeline: apply the previous step's aggregate");
+  return schema;
+}
 
 // The transport's configuration: the run's, with compressor.name set to the transport and its
 // error feedback off (DeMo's own momentum is the error feedback). DeMo's reference names for the
 // DCT transport's settings (strategy.demo.compression_topk, compression_chunk, wire) are aliases
 // of compressor.dct_topk.topk, chunk and wire: one setting each.
-Config transport_config(const Config& config) {
-  const std::string& transport = config.get_string("strategy.demo.transport");
+Config transport_config(const Config& config, const DemoOptions& options) {
+  const std::string& transport = options.transport;
   CompressorRegistry::global().find(transport);  // ConfigError listing them when unknown
   const std::string& named = config.get_string("compressor.name");
   if (named != "none" && named != transport) {
@@ -91,18 +116,20 @@ void warn_about_small_blocks(const StrategySetup& setup, std::int64_t chunk) {
 }
 
 DemoOptions demo_options(const Config& c) {
-  const double beta = c.get_double("strategy.demo.compression_decay");
-  if (beta >= 1.0) throw ConfigError(fmt::format("strategy.demo.compression_decay = {} must be below 1", beta));
-  return {.decay = static_cast<float>(beta), .weight_decay = c.get_double("strategy.demo.weight_decay"),
-          .stale = c.get_bool("strategy.demo.stale")};
+  DemoOptions options = demo_schema().read(ComponentParameters(c, "strategy.demo"));
+  if (options.decay >= 1.0) {
+    throw ConfigError(fmt::format("strategy.demo.compression_decay = {} must be below 1", options.decay));
+  }
+  return options;
 }
 
 // The one exchange of a step: the momentum, through the transport. The momentum δ lives in the
 // ErrorFeedback wrapper: state key "momentum/residual/<unit id>".
 std::vector<PlannedSync> demo_syncs(const Config& config, std::span<const TensorInfo> tensors) {
-  const Config transport = transport_config(config);
+  const DemoOptions options = demo_options(config);
+  const Config transport = transport_config(config, options);
   PlannedSync sync = planned_sync(transport, tensors.size());
-  sync.compressor = std::make_unique<ErrorFeedback>(std::move(sync.compressor), demo_options(config).decay);
+  sync.compressor = std::make_unique<ErrorFeedback>(std::move(sync.compressor), static_cast<float>(options.decay));
   std::vector<PlannedSync> syncs;
   syncs.push_back(std::move(sync));
   return syncs;
@@ -116,7 +143,7 @@ class Demo final : public Strategy {
         scaled_(setup.tensors, backend_),
         aggregate_(setup.tensors, backend_) {
     sync_ = make_compressed_sync(setup, std::move(demo_syncs(setup.config, setup.tensors).front()));
-    if (setup.config.get_string("strategy.demo.transport") == "dct_topk") {
+    if (options_.transport == "dct_topk") {
       warn_about_small_blocks(setup, setup.config.get_int("compressor.dct_topk.chunk"));
     }
   }
@@ -217,26 +244,7 @@ StrategyInfo demo_strategy() {
       .name = "demo",
       .description = "DeMo/DisTrO: decoupled momentum, its fast components sent (DCT top-k by default), "
                      "update by the sign of their mean",
-      .parameters =
-          {{.path = "compression_decay", .type = ValueType::Float, .default_value = 0.999,
-            .description = "momentum decay beta, in [0, 1)", .min = 0.0, .max = 1.0},
-           {.path = "compression_topk", .type = ValueType::Integer,
-            .description = "DeMo's reference name; DCT coefficients sent per block",
-            .alias_of = "compressor.dct_topk.topk"},
-           {.path = "compression_chunk", .type = ValueType::Integer,
-            .description = "DeMo's reference name; the largest DCT block side",
-            .alias_of = "compressor.dct_topk.chunk"},
-           {.path = "weight_decay", .type = ValueType::Float, .default_value = 0.0,
-            .description = "decoupled weight decay: x <- x*(1 - lr*wd) before the update", .min = 0.0},
-           {.path = "wire", .type = ValueType::String,
-            .description = "DeMo's reference name; reference (int64 + fp32), compact (smallest index type), "
-                           "compact_1bit (and 1-bit values)",
-            .alias_of = "compressor.dct_topk.wire"},
-           {.path = "transport", .type = ValueType::String, .default_value = "dct_topk",
-            .description = "the compressor that carries the momentum (any registered one; its "
-                           "compressor.<name>.* keys apply)"},
-           {.path = "stale", .type = ValueType::Boolean, .default_value = false,
-            .description = "one-step-stale pipeline: apply the previous step's aggregate"}},
+      .parameters = demo_schema().keys(),
       .create = [](const StrategySetup& setup) -> std::unique_ptr<Strategy> {
         return std::make_unique<Demo>(setup, demo_options(setup.config));
       },

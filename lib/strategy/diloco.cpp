@@ -35,14 +35,33 @@ namespace lowcomm::strategy {
 namespace {
 
 struct DilocoOptions {
-  std::int64_t inner_steps;  // H
-  double outer_lr;           // η_out
-  double outer_momentum;     // μ
-  bool nesterov;
-  std::int64_t fragments;    // F
-  std::int64_t overlap;      // τ
-  double alpha;              // α
+  std::int64_t inner_steps = 500;  // H
+  double outer_lr = 0.7;           // η_out
+  double outer_momentum = 0.9;     // μ
+  bool nesterov = true;
+  std::int64_t fragments = 1;      // F
+  std::int64_t overlap = 0;        // τ
+  double alpha = 1.0;              // α
 };
+
+// strategy.diloco.*, declared once (config/options_schema.hpp).
+const OptionsSchema<DilocoOptions>& diloco_schema() {
+  static const auto schema =
+      OptionsSchema<DilocoOptions>()
+          .field("inner_steps", &DilocoOptions::inner_steps, "H: inner steps between the syncs of a fragment",
+                 {.min = 1.0})
+          .field("outer_lr", &DilocoOptions::outer_lr, "outer learning rate", {.min = 0.0})
+          .field("outer_momentum", &DilocoOptions::outer_momentum, "outer momentum mu, in [0, 1)",
+                 {.min = 0.0, .max = 1.0})
+          .field("outer_nesterov", &DilocoOptions::nesterov, "Nesterov outer step (false: heavy ball)")
+          .field("fragments", &DilocoOptions::fragments, "streaming: fragments synced in turn (1: plain DiLoCo)",
+                 {.min = 1.0})
+          .field("overlap_steps", &DilocoOptions::overlap,
+                 "streaming: tau inner steps between a fragment's exchange and its mix", {.min = 0.0})
+          .field("alpha", &DilocoOptions::alpha,
+                 "streaming: x <- lerp(x_local, x_global, alpha); 1 takes the global value", {.min = 0.0, .max = 1.0});
+  return schema;
+}
 
 // Tensors [first, first + count) of the model, synchronised together.
 struct Fragment {
@@ -87,13 +106,7 @@ std::vector<std::pair<std::size_t, std::size_t>> partition(std::span<const Tenso
 }
 
 DilocoOptions diloco_options(const Config& c) {
-  const DilocoOptions options{.inner_steps = c.get_int("strategy.diloco.inner_steps"),
-                              .outer_lr = c.get_double("strategy.diloco.outer_lr"),
-                              .outer_momentum = c.get_double("strategy.diloco.outer_momentum"),
-                              .nesterov = c.get_bool("strategy.diloco.outer_nesterov"),
-                              .fragments = c.get_int("strategy.diloco.fragments"),
-                              .overlap = c.get_int("strategy.diloco.overlap_steps"),
-                              .alpha = c.get_double("strategy.diloco.alpha")};
+  const DilocoOptions options = diloco_schema().read(ComponentParameters(c, "strategy.diloco"));
   if (options.outer_momentum >= 1.0) {
     throw ConfigError(fmt::format("strategy.diloco.outer_momentum = {} must be below 1", options.outer_momentum));
   }
@@ -298,23 +311,7 @@ StrategyInfo diloco_strategy() {
       .name = "diloco",
       .description = "DiLoCo: H local optimizer.* steps, then the pseudo-gradient averaged through "
                      "compressor.* and applied by an outer Nesterov step; streaming with fragments",
-      .parameters =
-          {{.path = "inner_steps", .type = ValueType::Integer, .default_value = std::int64_t{500},
-            .description = "H: inner steps between the syncs of a fragment", .min = 1.0},
-           {.path = "outer_lr", .type = ValueType::Float, .default_value = 0.7,
-            .description = "outer learning rate", .min = 0.0},
-           {.path = "outer_momentum", .type = ValueType::Float, .default_value = 0.9,
-            .description = "outer momentum mu, in [0, 1)", .min = 0.0, .max = 1.0},
-           {.path = "outer_nesterov", .type = ValueType::Boolean, .default_value = true,
-            .description = "Nesterov outer step (false: heavy ball)"},
-           {.path = "fragments", .type = ValueType::Integer, .default_value = std::int64_t{1},
-            .description = "streaming: fragments synced in turn (1: plain DiLoCo)", .min = 1.0},
-           {.path = "overlap_steps", .type = ValueType::Integer, .default_value = std::int64_t{0},
-            .description = "streaming: tau inner steps between a fragment's exchange and its mix",
-            .min = 0.0},
-           {.path = "alpha", .type = ValueType::Float, .default_value = 1.0,
-            .description = "streaming: x <- lerp(x_local, x_global, alpha); 1 takes the global value",
-            .min = 0.0, .max = 1.0}},
+      .parameters = diloco_schema().keys(),
       .create = [](const StrategySetup& setup) -> std::unique_ptr<Strategy> {
         return std::make_unique<Diloco>(setup, diloco_options(setup.config));
       },

@@ -1,6 +1,8 @@
 #pragma once
-// The descriptions (name, parameters, factory) of the built-in compressors.
+// The descriptions (name, parameters, factory) of the built-in compressors. Each declares its
+// parameters once, as an options struct with its OptionsSchema.
 #include "lowcomm/compress/registry.hpp"
+#include "lowcomm/config/options_schema.hpp"
 
 namespace lowcomm::builtin {
 

@@ -141,26 +141,37 @@ class DctTopK final : public CompressorWith<Buffers> {
   WireFormat format_;
 };
 
+struct DctTopKOptions {
+  std::int64_t topk = 32;
+  std::int64_t chunk = 64;
+  std::string wire = "reference";
+};
+
+const OptionsSchema<DctTopKOptions>& dct_topk_schema() {
+  static const auto schema =
+      OptionsSchema<DctTopKOptions>()
+          .field("topk", &DctTopKOptions::topk, "coefficients kept per block (DeMo's compression_topk)", {.min = 1.0})
+          .field("chunk", &DctTopKOptions::chunk, "largest block side (DeMo's compression_chunk)", {.min = 1.0})
+          .field("wire", &DctTopKOptions::wire,
+                 "reference: int64 indices + fp32; compact: smallest index type; compact_1bit: and one sign bit "
+                 "per value",
+                 {.choices = {"reference", "compact", "compact_1bit"}});
+  return schema;
+}
+
 }  // namespace
 
 CompressorInfo dct_topk_compressor() {
   return {.name = "dct_topk",
           .description = "DeMo's transport: top-k per DCT block, gathered, scatter-mean, inverse DCT",
-          .parameters = {{.path = "topk", .type = ValueType::Integer, .default_value = std::int64_t{32},
-                          .description = "coefficients kept per block (DeMo's compression_topk)", .min = 1.0},
-                         {.path = "chunk", .type = ValueType::Integer, .default_value = std::int64_t{64},
-                          .description = "largest block side (DeMo's compression_chunk)", .min = 1.0},
-                         {.path = "wire", .type = ValueType::String, .default_value = "reference",
-                          .description = "reference: int64 indices + fp32; compact: smallest index type; "
-                                         "compact_1bit: and one sign bit per value",
-                          .choices = {"reference", "compact", "compact_1bit"}}},
+          .parameters = dct_topk_schema().keys(),
           .error_feedback_by_default = false,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
-            const std::string& wire = p.get_string("wire");
-            const WireFormat format = wire == "compact"        ? WireFormat::Compact
-                                      : wire == "compact_1bit" ? WireFormat::CompactOneBit
-                                                               : WireFormat::Reference;
-            return std::make_unique<DctTopK>(p.get_int("topk"), p.get_int("chunk"), format);
+            const DctTopKOptions options = dct_topk_schema().read(p);
+            const WireFormat format = options.wire == "compact"        ? WireFormat::Compact
+                                      : options.wire == "compact_1bit" ? WireFormat::CompactOneBit
+                                                                       : WireFormat::Reference;
+            return std::make_unique<DctTopK>(options.topk, options.chunk, format);
           }};
 }
 

@@ -55,19 +55,30 @@ class NoCompression final : public CompressorWith<NoScratch> {
   ValueType wire_;
 };
 
+struct NoneOptions {
+  std::string value_type = "fp32";
+};
+
+const OptionsSchema<NoneOptions>& none_schema() {
+  static const auto schema = OptionsSchema<NoneOptions>().field(
+      "value_type", &NoneOptions::value_type, "values on the wire, summed in that type",
+      {.choices = {"fp32", "fp16", "bf16"}});
+  return schema;
+}
+
 }  // namespace
 
 CompressorInfo none_compressor() {
   return {.name = "none",
           .description = "no compression: dense all-reduce of the gradient (fp32, fp16 or bf16), averaged",
-          .parameters = {{.path = "value_type", .type = lowcomm::ValueType::String, .default_value = "fp32",
-                          .description = "values on the wire, summed in that type", .choices = {"fp32", "fp16", "bf16"}}},
+          .parameters = none_schema().keys(),
           .error_feedback_by_default = false,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
-            const std::string& type = p.get_string("value_type");
-            return std::make_unique<NoCompression>(type == "fp16" ? ValueType::F16
-                                                   : type == "bf16" ? ValueType::BF16
-                                                                    : ValueType::F32);
+            const NoneOptions options = none_schema().read(p);
+            const ValueType wire = options.value_type == "fp16"   ? ValueType::F16
+                                   : options.value_type == "bf16" ? ValueType::BF16
+                                                                  : ValueType::F32;
+            return std::make_unique<NoCompression>(wire);
           }};
 }
 

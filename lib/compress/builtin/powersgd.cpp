@@ -162,28 +162,28 @@ class PowerSgd final : public CompressorWith<Factors> {
   std::map<std::uint32_t, std::vector<float>> q_;  // warm-start factors: state
 };
 
+const OptionsSchema<Options>& powersgd_schema() {
+  static const auto schema =
+      OptionsSchema<Options>()
+          .field("rank", &Options::rank, "rank r of the approximation (r' = min(n, m, r))", {.min = 1.0, .max = 1e6})
+          .field("start_step", &Options::start_step, "dense all-reduce before this step (PyTorch hook: 1000)",
+                 {.min = 0.0})
+          .field("min_compression_rate", &Options::min_compression_rate,
+                 "compress a matrix only when (n+m) r' rate < n m (PyTorch hook: 2)", {.min = 0.0})
+          .field("orthogonalize_q", &Options::orthogonalize_q,
+                 "Gram-Schmidt on Q before every use, start and reuse (PyTorch hook: true)");
+  return schema;
+}
+
 }  // namespace
 
 CompressorInfo powersgd_compressor() {
   return {.name = "powersgd",
           .description = "rank-r power iteration with warm start (paper code): two all-reduces of r(n+m) floats",
-          .parameters = {{.path = "rank", .type = ValueType::Integer, .default_value = std::int64_t{2},
-                          .description = "rank r of the approximation (r' = min(n, m, r))", .min = 1.0,
-                          .max = 1e6},
-                         {.path = "start_step", .type = ValueType::Integer, .default_value = std::int64_t{0},
-                          .description = "dense all-reduce before this step (PyTorch hook: 1000)", .min = 0.0},
-                         {.path = "min_compression_rate", .type = ValueType::Float, .default_value = 0.0,
-                          .description = "compress a matrix only when (n+m) r' rate < n m (PyTorch hook: 2)",
-                          .min = 0.0},
-                         {.path = "orthogonalize_q", .type = ValueType::Boolean, .default_value = false,
-                          .description = "Gram-Schmidt on Q before every use, start and reuse (PyTorch hook: true)"}},
+          .parameters = powersgd_schema().keys(),
           .error_feedback_by_default = true,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
-            return std::make_unique<PowerSgd>(Options{
-                .rank = p.get_int("rank"),
-                .start_step = static_cast<std::uint64_t>(p.get_int("start_step")),
-                .min_compression_rate = p.get_double("min_compression_rate"),
-                .orthogonalize_q = p.get_bool("orthogonalize_q")});
+            return std::make_unique<PowerSgd>(powersgd_schema().read(p));
           }};
 }
 

@@ -119,26 +119,37 @@ class Quantize final : public CompressorWith<Buffers> {
   Rounding rounding_;
 };
 
+struct QuantizeOptions {
+  std::int64_t bits = 8;
+  std::optional<std::int64_t> group_size;
+  std::string rounding = "nearest";
+};
+
+const OptionsSchema<QuantizeOptions>& quantize_schema() {
+  static const auto schema =
+      OptionsSchema<QuantizeOptions>()
+          .field("bits", &QuantizeOptions::bits, "bits per value; 1 is signSGD (scale = mean |x|)",
+                 {.min = 1.0, .max = 8.0})
+          .field("group_size", &QuantizeOptions::group_size,
+                 "values per scale; unset: one scale per row (last dimension)", {.min = 1.0})
+          .field("rounding", &QuantizeOptions::rounding, "nearest, or stochastic (unbiased; not for 1 bit)",
+                 {.choices = {"nearest", "stochastic"}});
+  return schema;
+}
+
 }  // namespace
 
 CompressorInfo quantize_compressor() {
   return {.name = "quantize",
           .description = "b-bit values with one fp32 scale per row or group (int8, QSGD-like, signSGD)",
-          .parameters = {{.path = "bits", .type = ValueType::Integer, .default_value = std::int64_t{8},
-                          .description = "bits per value; 1 is signSGD (scale = mean |x|)", .min = 1.0, .max = 8.0},
-                         {.path = "group_size", .type = ValueType::Integer,
-                          .description = "values per scale; unset: one scale per row (last dimension)",
-                          .min = 1.0, .optional = true},
-                         {.path = "rounding", .type = ValueType::String, .default_value = "nearest",
-                          .description = "nearest, or stochastic (unbiased; not for 1 bit)",
-                          .choices = {"nearest", "stochastic"}}},
+          .parameters = quantize_schema().keys(),
           .error_feedback_by_default = false,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
-            const auto bits = static_cast<int>(p.get_int("bits"));
-            const bool stochastic = p.get_string("rounding") == "stochastic";
+            const QuantizeOptions options = quantize_schema().read(p);
+            const auto bits = static_cast<int>(options.bits);
+            const bool stochastic = options.rounding == "stochastic";
             if (bits == 1 && stochastic) p.reject("rounding", "1-bit values have no rounding; use nearest");
-            return std::make_unique<Quantize>(bits, p.has("group_size") ? std::optional(p.get_int("group_size"))
-                                                                        : std::nullopt,
+            return std::make_unique<Quantize>(bits, options.group_size,
                                               stochastic ? Rounding::Stochastic : Rounding::Nearest);
           }};
 }

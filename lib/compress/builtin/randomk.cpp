@@ -102,21 +102,30 @@ class RandomK final : public CompressorWith<Chosen> {
   std::optional<std::int64_t> k_;
 };
 
+struct RandomKOptions {
+  double ratio = 0.01;
+  std::optional<std::int64_t> k;
+};
+
+const OptionsSchema<RandomKOptions>& randomk_schema() {
+  static const auto schema =
+      OptionsSchema<RandomKOptions>()
+          .field("ratio", &RandomKOptions::ratio, "fraction of coordinates kept per unit (k = max(1, floor(ratio n)))",
+                 {.min = 1e-9, .max = 1.0})
+          .field("k", &RandomKOptions::k, "coordinates kept per unit; replaces ratio when set", {.min = 1.0});
+  return schema;
+}
+
 }  // namespace
 
 CompressorInfo randomk_compressor() {
   return {.name = "randomk",
           .description = "k random coordinates, the same on every rank (shared seed): values only",
-          .parameters = {{.path = "ratio", .type = ValueType::Float, .default_value = 0.01,
-                          .description = "fraction of coordinates kept per unit (k = max(1, floor(ratio n)))",
-                          .min = 1e-9, .max = 1.0},
-                         {.path = "k", .type = ValueType::Integer,
-                          .description = "coordinates kept per unit; replaces ratio when set",
-                          .min = 1.0, .optional = true}},
+          .parameters = randomk_schema().keys(),
           .error_feedback_by_default = true,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
-            return std::make_unique<RandomK>(p.get_double("ratio"),
-                                             p.has("k") ? std::optional(p.get_int("k")) : std::nullopt);
+            const RandomKOptions options = randomk_schema().read(p);
+            return std::make_unique<RandomK>(options.ratio, options.k);
           }};
 }
 

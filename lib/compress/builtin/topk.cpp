@@ -105,28 +105,37 @@ WireType parse_value_type(const std::string& name) {
   return name == "fp16" ? WireType::F16 : name == "bf16" ? WireType::BF16 : WireType::F32;
 }
 
+struct TopKOptions {
+  double ratio = 0.01;
+  std::optional<std::int64_t> k;
+  std::string value_type = "fp32";
+  std::string index_width = "int32";
+};
+
+const OptionsSchema<TopKOptions>& topk_schema() {
+  static const auto schema =
+      OptionsSchema<TopKOptions>()
+          .field("ratio", &TopKOptions::ratio, "fraction kept per unit: k = max(1, floor(ratio n))",
+                 {.min = 1e-9, .max = 1.0})
+          .field("k", &TopKOptions::k, "entries kept per unit; replaces ratio when set", {.min = 1.0})
+          .field("value_type", &TopKOptions::value_type, "values on the wire", {.choices = {"fp32", "fp16", "bf16"}})
+          .field("index_width", &TopKOptions::index_width,
+                 "indices on the wire: int32, or the smallest unsigned type that holds the unit's size (uint8/16/32)",
+                 {.choices = {"int32", "smallest"}});
+  return schema;
+}
+
 }  // namespace
 
 CompressorInfo topk_compressor() {
   return {.name = "topk",
           .description = "the k largest-magnitude entries with their indices (gathered); duplicates accumulate",
-          .parameters = {{.path = "ratio", .type = lowcomm::ValueType::Float, .default_value = 0.01,
-                          .description = "fraction kept per unit: k = max(1, floor(ratio n))", .min = 1e-9, .max = 1.0},
-                         {.path = "k", .type = lowcomm::ValueType::Integer,
-                          .description = "entries kept per unit; replaces ratio when set", .min = 1.0,
-                          .optional = true},
-                         {.path = "value_type", .type = lowcomm::ValueType::String, .default_value = "fp32",
-                          .description = "values on the wire", .choices = {"fp32", "fp16", "bf16"}},
-                         {.path = "index_width", .type = lowcomm::ValueType::String, .default_value = "int32",
-                          .description = "indices on the wire: int32, or the smallest unsigned type that "
-                                         "holds the unit's size (uint8/16/32)",
-                          .choices = {"int32", "smallest"}}},
+          .parameters = topk_schema().keys(),
           .error_feedback_by_default = true,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
-            return std::make_unique<TopK>(p.get_double("ratio"),
-                                          p.has("k") ? std::optional(p.get_int("k")) : std::nullopt,
-                                          parse_value_type(p.get_string("value_type")),
-                                          p.get_string("index_width") == "smallest");
+            const TopKOptions options = topk_schema().read(p);
+            return std::make_unique<TopK>(options.ratio, options.k, parse_value_type(options.value_type),
+                                          options.index_width == "smallest");
           }};
 }
 
