@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "lowcomm/config/options_schema.hpp"
 #include "lowcomm/data/brown_corpus.hpp"
 #include "lowcomm/data/byte_tokenizer.hpp"
 #include "lowcomm/data/markov_source.hpp"
@@ -20,17 +21,77 @@ namespace {
 constexpr std::uint64_t kTrainStream = 0;
 constexpr std::uint64_t kValStream = 1;
 
-LoaderOptions loader_options(const Config& config, int rank, int world_size) {
-  return {.batch_size = config.get_int("data.batch_size"),
-          .seq_len = config.get_int("data.seq_len"),
-          .seed = static_cast<std::uint64_t>(config.get_int("data.seed")),
-          .rank = rank,
-          .world_size = world_size,
-          .val_windows = config.get_int("data.val_windows")};
+// data.* and data.markov.*, each declared once (config/options_schema.hpp).
+struct DataOptions {
+  std::string source = "brown";
+  std::string dir = "data/brown";
+  std::string train, val;
+  std::int64_t vocab_size = kByteVocabularySize;
+  std::int64_t batch_size = 8;
+  std::int64_t seq_len = 128;
+  std::int64_t seed = 0;
+  std::int64_t val_windows = 128;
+};
+
+struct MarkovOptions {
+  std::int64_t order = 1;
+  std::int64_t seed = 0;
+  std::int64_t successors = 8;
+  double uniform_mix = 0.01;
+  std::int64_t train_tokens = std::int64_t{1} << 22;
+  std::int64_t val_tokens = std::int64_t{1} << 18;
+};
+
+const OptionsSchema<DataOptions>& data_schema() {
+  static const auto schema =
+      OptionsSchema<DataOptions>()
+          .field("source", &DataOptions::source,
+                 "training data: brown (data.dir, made by `lowcomm prepare-data`), shards (data.train, data.val) "
+                 "or markov (synthetic, known loss floor)",
+                 {.choices = {"brown", "shards", "markov"}})
+          .field("dir", &DataOptions::dir, "folder holding train.bin and val.bin of the prepared Brown corpus")
+          .field("train", &DataOptions::train, "training token shard (llm.c format) for data.source = shards")
+          .field("val", &DataOptions::val, "validation token shard (llm.c format) for data.source = shards")
+          .field("vocab_size", &DataOptions::vocab_size,
+                 "the model's vocabulary; every token must be below it (256: bytes)", {.min = 2.0, .max = 65536.0})
+          .field("batch_size", &DataOptions::batch_size, "rows per rank and step (B)", {.min = 1.0})
+          .field("seq_len", &DataOptions::seq_len, "tokens per row (T; at most the model's context length)",
+                 {.min = 1.0})
+          .field("seed", &DataOptions::seed, "seed of the order in which training windows are read", {.min = 0.0})
+          .field("val_windows", &DataOptions::val_windows,
+                 "validation windows over all ranks (rounded down to a multiple of the rank count); 0: no "
+                 "validation",
+                 {.min = 0.0});
+  return schema;
 }
 
-std::string shard_path(const Config& config, std::string_view key) {
-  const std::string& path = config.get_string(key);
+const OptionsSchema<MarkovOptions>& markov_schema() {
+  static const auto schema =
+      OptionsSchema<MarkovOptions>()
+          .field("order", &MarkovOptions::order, "tokens of context of the synthetic chain", {.min = 1.0, .max = 4.0})
+          .field("seed", &MarkovOptions::seed, "seed that chooses the synthetic chain", {.min = 0.0})
+          .field("successors", &MarkovOptions::successors,
+                 "likely next tokens per context (the rest share data.markov.uniform_mix)",
+                 {.min = 1.0, .max = 65536.0})
+          .field("uniform_mix", &MarkovOptions::uniform_mix,
+                 "probability of a uniformly random next token, in (0, 1]", {.min = 0.0, .max = 1.0})
+          .field("train_tokens", &MarkovOptions::train_tokens, "length of the generated training stream",
+                 {.min = 2.0, .max = 2147483647.0})
+          .field("val_tokens", &MarkovOptions::val_tokens, "length of the generated validation stream",
+                 {.min = 2.0, .max = 2147483647.0});
+  return schema;
+}
+
+LoaderOptions loader_options(const DataOptions& data, int rank, int world_size) {
+  return {.batch_size = data.batch_size,
+          .seq_len = data.seq_len,
+          .seed = static_cast<std::uint64_t>(data.seed),
+          .rank = rank,
+          .world_size = world_size,
+          .val_windows = data.val_windows};
+}
+
+std::string shard_path(const std::string& path, std::string_view key) {
   if (path.empty()) {
     throw ConfigError(fmt::format("data.source = shards needs {} (a token shard in llm.c's "
                                   "format): set it, e.g. --set {}=data/mine/{}.bin", key, key,
@@ -42,51 +103,26 @@ std::string shard_path(const Config& config, std::string_view key) {
 }  // namespace
 
 void add_data_keys(ConfigSchema& schema) {
-  schema.string("data.source", "brown",
-                "training data: brown (data.dir, made by `lowcomm prepare-data`), shards "
-                "(data.train, data.val) or markov (synthetic, known loss floor)",
-                {"brown", "shards", "markov"});
-  schema.string("data.dir", "data/brown",
-                "folder holding train.bin and val.bin of the prepared Brown corpus");
-  schema.string("data.train", "", "training token shard (llm.c format) for data.source = shards");
-  schema.string("data.val", "", "validation token shard (llm.c format) for data.source = shards");
-  schema.integer("data.vocab_size", kByteVocabularySize,
-                 "the model's vocabulary; every token must be below it (256: bytes)", 2, 65536);
-  schema.integer("data.batch_size", 8, "rows per rank and step (B)", 1);
-  schema.integer("data.seq_len", 128, "tokens per row (T; at most the model's context length)", 1);
-  schema.integer("data.seed", 0, "seed of the order in which training windows are read", 0);
-  schema.integer("data.val_windows", 128,
-                 "validation windows over all ranks (rounded down to a multiple of the rank "
-                 "count); 0: no validation", 0);
-  schema.integer("data.markov.order", 1, "tokens of context of the synthetic chain", 1, 4);
-  schema.integer("data.markov.seed", 0, "seed that chooses the synthetic chain", 0);
-  schema.integer("data.markov.successors", 8,
-                 "likely next tokens per context (the rest share data.markov.uniform_mix)", 1,
-                 65536);
-  schema.real("data.markov.uniform_mix", 0.01,
-              "probability of a uniformly random next token, in (0, 1]", 0, 1);
-  schema.integer("data.markov.train_tokens", std::int64_t{1} << 22,
-                 "length of the generated training stream", 2, 2147483647.0);
-  schema.integer("data.markov.val_tokens", std::int64_t{1} << 18,
-                 "length of the generated validation stream", 2, 2147483647.0);
+  data_schema().add_to(schema, "data");
+  markov_schema().add_to(schema, "data.markov");
 }
 
 TrainingData make_training_data(const Config& config, int rank, int world_size) {
-  const std::string& source = config.get_string("data.source");
-  const auto vocab_size = static_cast<int>(config.get_int("data.vocab_size"));
-  const LoaderOptions options = loader_options(config, rank, world_size);
+  const DataOptions data = data_schema().read(config, "data");
+  const std::string& source = data.source;
+  const auto vocab_size = static_cast<int>(data.vocab_size);
+  const LoaderOptions options = loader_options(data, rank, world_size);
 
   if (source == "markov") {
+    const MarkovOptions markov = markov_schema().read(config, "data.markov");
     const MarkovSpec spec{.vocab_size = vocab_size,
-                          .order = static_cast<int>(config.get_int("data.markov.order")),
-                          .successors = static_cast<int>(config.get_int("data.markov.successors")),
-                          .uniform_mix = config.get_double("data.markov.uniform_mix"),
-                          .seed = static_cast<std::uint64_t>(config.get_int("data.markov.seed"))};
+                          .order = static_cast<int>(markov.order),
+                          .successors = static_cast<int>(markov.successors),
+                          .uniform_mix = markov.uniform_mix,
+                          .seed = static_cast<std::uint64_t>(markov.seed)};
     const MarkovSource chain(spec);
-    TokenBuffer train = chain.generate_buffer(
-        kTrainStream, static_cast<std::size_t>(config.get_int("data.markov.train_tokens")));
-    TokenBuffer val = chain.generate_buffer(
-        kValStream, static_cast<std::size_t>(config.get_int("data.markov.val_tokens")));
+    TokenBuffer train = chain.generate_buffer(kTrainStream, static_cast<std::size_t>(markov.train_tokens));
+    TokenBuffer val = chain.generate_buffer(kValStream, static_cast<std::size_t>(markov.val_tokens));
     const double floor = chain.entropy_rate();
     // The validation floor is over the targets the loader actually evaluates: the windows'
     // tokens, each window's own context (conditional_entropy of each window, token-weighted).
@@ -117,7 +153,7 @@ TrainingData make_training_data(const Config& config, int rank, int world_size) 
       throw ConfigError(fmt::format("data.vocab_size = {} but the Brown corpus is byte-tokenised: "
                                     "it needs at least {}", vocab_size, kByteVocabularySize));
     }
-    const std::filesystem::path dir = config.get_string("data.dir");
+    const std::filesystem::path dir = data.dir;
     const PreparedCorpus outputs = brown_corpus_outputs(dir);
     std::error_code error;
     if (!std::filesystem::exists(outputs.train, error) ||
@@ -130,8 +166,8 @@ TrainingData make_training_data(const Config& config, int rank, int world_size) 
     train_path = outputs.train;
     val_path = outputs.val;
   } else if (source == "shards") {
-    train_path = shard_path(config, "data.train");
-    val_path = shard_path(config, "data.val");
+    train_path = shard_path(data.train, "data.train");
+    val_path = shard_path(data.val, "data.val");
   } else {
     throw ConfigError(fmt::format("data.source = {}: choose brown, shards or markov", source));
   }

@@ -4,7 +4,10 @@
 
 #include <cmath>
 #include <numbers>
+#include <optional>
+#include <string>
 
+#include "lowcomm/config/options_schema.hpp"
 #include "lowcomm/error.hpp"
 
 namespace lowcomm {
@@ -61,58 +64,67 @@ double LrSchedule::factor(std::uint64_t step) const {
 
 double LrSchedule::at(std::uint64_t step) const { return options_.lr * factor(step); }
 
+namespace {
+
+// schedule.* as the configuration has it (the kind by name, the run-length keys unset until
+// given), declared once; from_config turns it into LrScheduleOptions.
+struct ScheduleKeys {
+  std::string name = "constant";
+  double lr = LrScheduleOptions{}.lr;
+  std::int64_t warmup_steps = LrScheduleOptions{}.warmup_steps;
+  std::optional<std::int64_t> total_steps;
+  double min_lr_ratio = LrScheduleOptions{}.min_lr_ratio;
+  std::optional<std::int64_t> decay_steps;
+};
+
+const OptionsSchema<ScheduleKeys>& schedule_schema() {
+  static const auto schema =
+      OptionsSchema<ScheduleKeys>()
+          .field("name", &ScheduleKeys::name, "learning-rate schedule (docs/optimizers.md)",
+                 {.choices = {"constant", "cosine", "wsd"}})
+          .field("lr", &ScheduleKeys::lr, "peak learning rate", {.min = 0.0})
+          .field("warmup_steps", &ScheduleKeys::warmup_steps,
+                 "linear warm-up steps: lr*(s+1)/warmup_steps for step s < warmup_steps", {.min = 0.0})
+          .field("total_steps", &ScheduleKeys::total_steps, "steps of the whole run; required by cosine and wsd",
+                 {.min = 1.0})
+          .field("min_lr_ratio", &ScheduleKeys::min_lr_ratio, "floor of cosine and wsd as a fraction of the peak",
+                 {.min = 0.0, .max = 1.0})
+          .field("decay_steps", &ScheduleKeys::decay_steps, "wsd: steps of the final linear decay; required by wsd",
+                 {.min = 1.0});
+  return schema;
+}
+
+}  // namespace
+
 LrSchedule LrSchedule::from_config(const Config& config, std::string_view prefix) {
   const auto key = [prefix](std::string_view name) { return fmt::format("{}.{}", prefix, name); };
+  const ScheduleKeys keys = schedule_schema().read(config, std::string(prefix));
   LrScheduleOptions o;
-  const std::string& name = config.get_string(key("name"));
-  if (name == "constant") {
+  if (keys.name == "constant") {
     o.kind = LrScheduleKind::Constant;
-  } else if (name == "cosine") {
+  } else if (keys.name == "cosine") {
     o.kind = LrScheduleKind::Cosine;
-  } else if (name == "wsd") {
+  } else if (keys.name == "wsd") {
     o.kind = LrScheduleKind::Wsd;
   } else {
-    throw ConfigError(
-        fmt::format("{} = '{}': not a schedule (constant, cosine, wsd)", key("name"), name));
+    throw ConfigError(fmt::format("{} = '{}': not a schedule (constant, cosine, wsd)", key("name"), keys.name));
   }
-  o.lr = config.get_double(key("lr"));
-  o.warmup_steps = config.get_int(key("warmup_steps"));
-  o.min_lr_ratio = config.get_double(key("min_lr_ratio"));
-  const bool needs_total = o.kind != LrScheduleKind::Constant;
-  if (config.has(key("total_steps"))) {
-    o.total_steps = config.get_int(key("total_steps"));
-  } else if (needs_total) {
-    throw ConfigError(
-        fmt::format("{}: required by {} = {}", key("total_steps"), key("name"), name));
+  o.lr = keys.lr;
+  o.warmup_steps = keys.warmup_steps;
+  o.min_lr_ratio = keys.min_lr_ratio;
+  if (keys.total_steps) {
+    o.total_steps = *keys.total_steps;
+  } else if (o.kind != LrScheduleKind::Constant) {
+    throw ConfigError(fmt::format("{}: required by {} = {}", key("total_steps"), key("name"), keys.name));
   }
-  if (config.has(key("decay_steps"))) {
-    o.decay_steps = config.get_int(key("decay_steps"));
+  if (keys.decay_steps) {
+    o.decay_steps = *keys.decay_steps;
   } else if (o.kind == LrScheduleKind::Wsd) {
     throw ConfigError(fmt::format("{}: required by {} = wsd", key("decay_steps"), key("name")));
   }
   return LrSchedule(o);
 }
 
-void add_schedule_keys(ConfigSchema& schema, std::string_view prefix) {
-  const auto key = [prefix](std::string_view name) { return fmt::format("{}.{}", prefix, name); };
-  const LrScheduleOptions d;
-  schema.string(key("name"), "constant", "learning-rate schedule (docs/optimizers.md)",
-                {"constant", "cosine", "wsd"});
-  schema.real(key("lr"), d.lr, "peak learning rate", 0.0);
-  schema.integer(key("warmup_steps"), d.warmup_steps,
-                 "linear warm-up steps: lr*(s+1)/warmup_steps for step s < warmup_steps", 0.0);
-  schema.add({.path = key("total_steps"),
-              .type = ValueType::Integer,
-              .description = "steps of the whole run; required by cosine and wsd",
-              .min = 1.0,
-              .optional = true});
-  schema.real(key("min_lr_ratio"), d.min_lr_ratio,
-              "floor of cosine and wsd as a fraction of the peak", 0.0, 1.0);
-  schema.add({.path = key("decay_steps"),
-              .type = ValueType::Integer,
-              .description = "wsd: steps of the final linear decay; required by wsd",
-              .min = 1.0,
-              .optional = true});
-}
+void add_schedule_keys(ConfigSchema& schema, std::string_view prefix) { schedule_schema().add_to(schema, prefix); }
 
 }  // namespace lowcomm

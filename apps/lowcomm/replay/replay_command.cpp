@@ -30,6 +30,7 @@
 #include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/config/compute_config.hpp"
+#include "lowcomm/config/options_schema.hpp"
 #include "lowcomm/strategy/registry.hpp"
 #include "lowcomm/log/gradient_trace.hpp"
 #include "lowcomm/comm/host_names.hpp"
@@ -59,17 +60,33 @@ ConfigSchema replay_schema() {
 
 }  // namespace
 
+namespace {
+
+// replay.*, declared once (config/options_schema.hpp).
+struct ReplayOptions {
+  double lr = 0.1;
+  std::optional<std::int64_t> steps;
+  std::string nonfinite = "stop";
+};
+
+const OptionsSchema<ReplayOptions>& replay_options_schema() {
+  static const auto schema =
+      OptionsSchema<ReplayOptions>()
+          .field("lr", &ReplayOptions::lr,
+                 "learning rate of every step (> 0); with the default data_parallel + sgd: x <- x - lr * aggregate")
+          .field("steps", &ReplayOptions::steps, "replay only the first N steps of the trace (default: all)",
+                 {.min = 1.0})
+          .field("nonfinite", &ReplayOptions::nonfinite,
+                 "a step whose gradient holds NaN or Inf on some rank: stop (exit 3, no output) or skip it (not "
+                 "applied; its row has no traffic and NaN metrics)",
+                 {.choices = {"stop", "skip"}});
+  return schema;
+}
+
+}  // namespace
+
 void add_replay_keys(ConfigSchema& schema) {
-  schema.add({.path = "replay.lr", .type = ValueType::Float, .default_value = 0.1,
-              .description = "learning rate of every step (> 0); with the default data_parallel + "
-                             "sgd: x <- x - lr * aggregate"});
-  schema.add({.path = "replay.steps", .type = ValueType::Integer,
-              .description = "replay only the first N steps of the trace (default: all)",
-              .min = 1.0, .optional = true});
-  schema.string("replay.nonfinite", "stop",
-                "a step whose gradient holds NaN or Inf on some rank: stop (exit 3, no output) or skip "
-                "it (not applied; its row has no traffic and NaN metrics)",
-                {"stop", "skip"});
+  replay_options_schema().add_to(schema, "replay");
   schema.integer("seed", 0, "shared seed given to the compressors", 0);
 }
 
@@ -134,16 +151,14 @@ int run(const ReplayArguments& arguments) {
   return run_with_mpi([&](MpiSession& mpi) {
     const ConfigSchema schema = replay_schema();
     const Config config = load_config_on_all_ranks(arguments.config, schema, mpi.control());
+    const ReplayOptions options = replay_options_schema().read(config, "replay");
     const int w = mpi.size(), rank = mpi.rank();
 
     std::optional<GradientTraceReader> trace;
     std::int64_t steps = 0;
     agree_on_failure(mpi.control(), [&] {
       // Inclusive schema bounds cannot say "> 0".
-      if (!(config.get_double("replay.lr") > 0)) {
-        throw ConfigError(fmt::format("replay.lr = {} must be positive",
-                                      config.get_double("replay.lr")));
-      }
+      if (!(options.lr > 0)) throw ConfigError(fmt::format("replay.lr = {} must be positive", options.lr));
       trace.emplace(arguments.trace);
       if (trace->world_size() != w) {
         throw ConfigError(fmt::format(
@@ -153,8 +168,8 @@ int run(const ReplayArguments& arguments) {
       }
       steps = trace->steps();
       if (steps == 0) throw Error(fmt::format("the trace {} holds no steps", arguments.trace));
-      if (config.has("replay.steps")) {
-        const std::int64_t wanted = config.get_int("replay.steps");
+      if (options.steps) {
+        const std::int64_t wanted = *options.steps;
         if (wanted > steps) {
           throw ConfigError(fmt::format("replay.steps = {} but the trace {} holds {} steps: "
                                         "lower replay.steps or leave it unset", wanted,
@@ -225,8 +240,8 @@ int run(const ReplayArguments& arguments) {
     // The dense mean and the gathers to rank 0 are bookkeeping: the uncounted control channel.
     const ControlChannel& control = mpi.control();
     StepRecorder recorder(*comm, control);
-    const double lr = config.get_double("replay.lr");
-    const bool skip_nonfinite = config.get_string("replay.nonfinite") == "skip";
+    const double lr = options.lr;
+    const bool skip_nonfinite = options.nonfinite == "skip";
     double sum_relative_error = 0, sum_cosine = 0, sum_sent = 0, last_cumulative_error = 0;
     std::int64_t skipped = 0;
     // Rank 0 writes every rank's parameters after the step and the step's row. It takes every

@@ -112,13 +112,13 @@ class Trainer {
  public:
   Trainer(MpiSession& mpi, const TrainArguments& arguments, const Config& config)
       : mpi_(mpi), arguments_(arguments), config_(config), run_dir_(arguments.out),
-        store_(run_dir_, mpi.control()), steps_(config.get_int("train.steps")) {
+        store_(run_dir_, mpi.control()), loop_(loop_options(config)), steps_(loop_.steps) {
     const auto seed = static_cast<std::uint64_t>(config.get_int("seed"));
     agree_on_failure(control(), [&] {
       const gpt::GptConfig shape = model_config(config);
       data_.emplace(make_training_data(config, mpi.rank(), mpi.size()));
       ExecutionContext execution = execution_context_from_config(config);
-      execution.precision = *kernels::precision_named(config.get_string("train.precision"));  // the schema's choices
+      execution.precision = *kernels::precision_named(loop_.precision);  // the schema's choices
       model_ = std::make_unique<gpt::GptModel>(shape, seed, execution);
       comm_.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
       recorder_.emplace(*comm_, mpi.control());
@@ -131,7 +131,7 @@ class Trainer {
       });
       strategy_ = StrategyRegistry::global().create(
           {.comm = *comm_, .tensors = model_->tensors(), .config = config, .seed = seed, .execution = execution,
-           .gradients_clipped = config.get_double("train.grad_clip") > 0});
+           .gradients_clipped = loop_.grad_clip > 0});
       schedule_.emplace(LrSchedule::from_config(config));
       if (!arguments.record_trace.empty() && arguments.resume) {
         throw ConfigError("--record-trace records a whole run: it cannot be combined with --resume");
@@ -152,7 +152,7 @@ class Trainer {
     open_trace();
     if (!arguments_.timeline.empty()) timeline_.emplace(arguments_.timeline, control());
     if (mpi_.rank() == 0) print_header();
-    ProgressLine progress(first_step_, steps_, config_.get_int("train.progress_every"));
+    ProgressLine progress(first_step_, steps_, loop_.progress_every);
     for (std::int64_t step = first_step_; step < steps_; ++step) {
       if (!train_step(step, progress)) return;
     }
@@ -277,7 +277,7 @@ class Trainer {
   // One step; false when the run stops here (a signal: checkpoint saved, exit 0).
   bool train_step(std::int64_t step, ProgressLine& progress) {
     // Micro-batch m of step s is the loader's batch s·M + m: the windows of one batch of M·B rows.
-    const std::int64_t micro_batches = config_.get_int("train.micro_batches");
+    const std::int64_t micro_batches = loop_.micro_batches;
     const auto start = SteadyClock::now();
     RankStep mine;
     model_->zero_gradients();
@@ -293,7 +293,7 @@ class Trainer {
     }
     final_backward_ = false;
     b *= static_cast<int>(micro_batches);  // the step's rows, for the token counts below
-    const double clip = config_.get_double("train.grad_clip");
+    const double clip = loop_.grad_clip;
     mine.grad_norm = clip > 0 ? clip_by_global_norm(model_->gradient_spans(), clip)
                               : global_norm(model_->gradient_views());
     mine.compute_s = seconds_since(start);
@@ -305,7 +305,7 @@ class Trainer {
     const bool stop = flags[1] == 0;
     if (flags[0] < mpi_.size()) {
       strategy_->cancel_step();  // what it started from this step's gradients is dropped
-      const bool skip = config_.get_string("train.nonfinite") == "skip";
+      const bool skip = loop_.nonfinite == "skip";
       if (flags[0] == mpi_.rank()) {
         const std::string tensor = nonfinite_tensor(*model_);
         progress.finish();
@@ -345,15 +345,15 @@ class Trainer {
     }
 
     const bool last = step + 1 == steps_;
-    const std::int64_t eval_every = config_.get_int("train.eval_every");
+    const std::int64_t eval_every = loop_.eval_every;
     if (last || (eval_every > 0 && (step + 1) % eval_every == 0)) {
       const TimelineScope span("compute", "evaluate");
       evaluate(step, progress);
     }
-    const std::int64_t every = config_.get_int("train.checkpoint_every");
+    const std::int64_t every = loop_.checkpoint_every;
     if (last || stop || (every > 0 && (step + 1) % every == 0)) {
       const TimelineScope span("io", "checkpoint");
-      save_checkpoint(step + 1, config_.get_int("train.keep_checkpoints"));
+      save_checkpoint(step + 1, loop_.keep_checkpoints);
     }
     if (timeline_ && (step + 1) % kTimelineFlushSteps == 0) timeline_->flush();
     if (stop && !last) {
@@ -459,8 +459,8 @@ class Trainer {
       std::fprintf(stderr, "lowcomm: no checkpoint before step %lld is kept (train.keep_checkpoints = %lld, "
                            "train.checkpoint_every = %lld): lower schedule.lr or set train.grad_clip and start "
                            "over with --force, or --resume to retry from step %lld\n",
-                   static_cast<long long>(step), static_cast<long long>(config_.get_int("train.keep_checkpoints")),
-                   static_cast<long long>(config_.get_int("train.checkpoint_every")), static_cast<long long>(step));
+                   static_cast<long long>(step), static_cast<long long>(loop_.keep_checkpoints),
+                   static_cast<long long>(loop_.checkpoint_every), static_cast<long long>(step));
     }
     std::fflush(stderr);
   }
@@ -491,6 +491,7 @@ class Trainer {
   const Config& config_;
   std::filesystem::path run_dir_;
   CheckpointStore store_;
+  LoopOptions loop_;  // train.*
   std::int64_t steps_;
   std::vector<std::string> hosts_ = gather_host_names(mpi_.control());
   std::optional<RunFolderLock> lock_;  // rank 0 holds it for the whole run, released after the log closes

@@ -19,6 +19,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -71,6 +72,19 @@ class OptionsSchema {
 
   // The section's keys, paths relative to it.
   const std::vector<ConfigKey>& keys() const { return keys_; }
+
+  // Adds the keys to `schema` under `section` ("train": train.steps, ...).
+  void add_to(ConfigSchema& schema, std::string_view section) const {
+    for (ConfigKey key : keys_) {
+      key.path = std::string(section) + "." + key.path;
+      schema.add(std::move(key));
+    }
+  }
+
+  // Every field from its key under `section` of a resolved configuration.
+  Options read(const Config& config, std::string section) const {
+    return read(ComponentParameters(config, std::move(section)));
+  }
 
   // Every field from its key; members without a field keep their defaults.
   Options read(const ComponentParameters& section) const {
