@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "lowcomm/comm/link_file.hpp"
 #include "lowcomm/comm/network_scenarios.hpp"
 #include "lowcomm/comm/regions.hpp"
+#include "lowcomm/config/options_schema.hpp"
 
 namespace lowcomm {
 
@@ -17,27 +20,87 @@ namespace {
 
 constexpr double kMbpsMin = 1e-6;  // bandwidths must be positive
 
-// The per-link keys: latency in milliseconds, bandwidths in megabits per second.
-struct LinkKey {
-  const char* name;
-  const char* what;
-  double min;
-  double max;
-};
-constexpr LinkKey kLinkKeys[] = {
-    {"latency_ms", "one-way latency in milliseconds", 0.0, 1e6},
-    {"upload_mbps", "upload bandwidth in megabits per second", kMbpsMin, 1e12},
-    {"download_mbps", "download bandwidth in megabits per second", kMbpsMin, 1e12},
+// What a link's keys may override (network.* for every rank, network.rank.<r>.* for one): latency
+// in milliseconds, bandwidths in megabits per second, each unset by default.
+struct LinkOverrides {
+  std::optional<double> latency_ms, upload_mbps, download_mbps;
 };
 
-// Applies whichever of prefix.latency_ms / upload_mbps / download_mbps the config sets.
-Link with_overrides(Link link, const Config& config, const std::string& prefix) {
-  if (config.has(prefix + "latency_ms")) link.latency_s = config.get_double(prefix + "latency_ms") / 1e3;
-  if (config.has(prefix + "upload_mbps")) link.upload_bytes_per_s = mbps(config.get_double(prefix + "upload_mbps"));
-  if (config.has(prefix + "download_mbps")) {
-    link.download_bytes_per_s = mbps(config.get_double(prefix + "download_mbps"));
-  }
+// The three keys, declared once; `whose` begins each description ("every rank's", "rank *'s own").
+OptionsSchema<LinkOverrides> link_schema(std::string_view whose, std::string_view why) {
+  const auto described = [&](std::string_view what) { return fmt::format("{} {} {}", whose, what, why); };
+  return OptionsSchema<LinkOverrides>()
+      .field("latency_ms", &LinkOverrides::latency_ms, described("one-way latency in milliseconds"),
+             {.min = 0.0, .max = 1e6})
+      .field("upload_mbps", &LinkOverrides::upload_mbps, described("upload bandwidth in megabits per second"),
+             {.min = kMbpsMin, .max = 1e12})
+      .field("download_mbps", &LinkOverrides::download_mbps, described("download bandwidth in megabits per second"),
+             {.min = kMbpsMin, .max = 1e12});
+}
+
+const OptionsSchema<LinkOverrides>& every_rank_link_schema() {
+  static const auto schema = link_schema("every rank's", "(replaces the scenario's)");
+  return schema;
+}
+
+const OptionsSchema<LinkOverrides>& one_rank_link_schema() {
+  static const auto schema = link_schema("rank *'s own", "(a home link)");
+  return schema;
+}
+
+// Applies whichever of section.latency_ms / upload_mbps / download_mbps the config sets.
+Link with_overrides(Link link, const Config& config, const std::string& section) {
+  const LinkOverrides set = every_rank_link_schema().read(config, section);
+  if (set.latency_ms) link.latency_s = *set.latency_ms / 1e3;
+  if (set.upload_mbps) link.upload_bytes_per_s = mbps(*set.upload_mbps);
+  if (set.download_mbps) link.download_bytes_per_s = mbps(*set.download_mbps);
   return link;
+}
+
+// network.* besides the links and the per-rank keys, declared once.
+struct NetworkOptions {
+  std::string scenario = "1gbps";
+  std::string mode = "simulate";
+  std::string all_reduce_algorithm = "ring";
+  std::string all_gather_algorithm = "ring";
+  std::optional<std::string> regions;  // unset: the scenario's
+  std::optional<std::string> links;
+};
+
+const OptionsSchema<NetworkOptions>& network_schema() {
+  static const auto schema = [] {
+    std::vector<std::string> names;
+    std::string described;
+    for (const auto& s : network_scenarios()) {
+      names.emplace_back(s.name);
+      described += fmt::format("{}{}: {}", described.empty() ? "" : "; ", s.name, s.description);
+    }
+    return OptionsSchema<NetworkOptions>()
+        .field("scenario", &NetworkOptions::scenario, "the modelled network (" + described + ")", {.choices = names})
+        .field("mode", &NetworkOptions::mode,
+               "off: no modelled time; simulate: simulated clock = measured compute + modelled communication; "
+               "throttle: every collective really takes its modelled time",
+               {.choices = {"off", "simulate", "throttle"}})
+        .field("all_reduce_algorithm", &NetworkOptions::all_reduce_algorithm, "all-reduce algorithm the model charges",
+               {.choices = {"ring", "rabenseifner"}})
+        .field("all_gather_algorithm", &NetworkOptions::all_gather_algorithm, "all-gather algorithm the model charges",
+               {.choices = {"ring", "recursive_doubling", "bruck"}})
+        .field("regions", &NetworkOptions::regions,
+               fmt::format("ranks' cloud regions, comma-separated, rank r in the (r mod n)-th; pairs in two regions "
+                           "pay half the measured round trip more ({}; the worldwide scenario's default is all six)",
+                           fmt::join(region_names(), ", ")))
+        .field("links", &NetworkOptions::links,
+               "a CSV file of per-pair links (source,destination,latency_ms,bandwidth_mbps: the path between two "
+               "ranks, one direction per line; docs/network-model.md)");
+  }();
+  return schema;
+}
+
+NetworkOptions network_options(const Config& config) { return network_schema().read(config, "network"); }
+
+// The ranks' cloud regions: network.regions, else the scenario's.
+std::string regions_of(const NetworkOptions& network) {
+  return network.regions ? *network.regions : std::string(network_scenario(network.scenario).regions);
 }
 
 // The rank of a per-rank key such as "network.rank.3.upload_mbps" (prefix "network.rank."). It
@@ -59,39 +122,9 @@ int rank_of(const std::string& path, std::string_view prefix, int world_size) {
 }  // namespace
 
 void add_network_keys(ConfigSchema& schema) {
-  std::vector<std::string> names;
-  std::string described;
-  for (const auto& s : network_scenarios()) {
-    names.emplace_back(s.name);
-    described += fmt::format("{}{}: {}", described.empty() ? "" : "; ", s.name, s.description);
-  }
-  schema.string("network.scenario", "1gbps", "the modelled network (" + described + ")", names);
-  schema.string("network.mode", "simulate",
-                "off: no modelled time; simulate: simulated clock = measured compute + modelled "
-                "communication; throttle: every collective really takes its modelled time",
-                {"off", "simulate", "throttle"});
-  schema.string("network.all_reduce_algorithm", "ring", "all-reduce algorithm the model charges",
-                {"ring", "rabenseifner"});
-  schema.string("network.all_gather_algorithm", "ring", "all-gather algorithm the model charges",
-                {"ring", "recursive_doubling", "bruck"});
-  for (const LinkKey& key : kLinkKeys) {
-    schema.add({.path = fmt::format("network.{}", key.name), .type = ValueType::Float,
-                .description = fmt::format("every rank's {} (replaces the scenario's)", key.what),
-                .min = key.min, .max = key.max, .optional = true});
-    schema.add({.path = fmt::format("network.rank.*.{}", key.name), .type = ValueType::Float,
-                .description = fmt::format("rank *'s own {} (a home link)", key.what),
-                .min = key.min, .max = key.max, .optional = true});
-  }
-  schema.add({.path = "network.regions", .type = ValueType::String,
-              .description = fmt::format("ranks' cloud regions, comma-separated, rank r in the (r mod n)-th; pairs in "
-                                         "two regions pay half the measured round trip more ({}; the worldwide "
-                                         "scenario's default is all six)",
-                                         fmt::join(region_names(), ", ")),
-              .optional = true});
-  schema.add({.path = "network.links", .type = ValueType::String,
-              .description = "a CSV file of per-pair links (source,destination,latency_ms,bandwidth_mbps: the path "
-                             "between two ranks, one direction per line; docs/network-model.md)",
-              .optional = true});
+  network_schema().add_to(schema, "network");
+  every_rank_link_schema().add_to(schema, "network");
+  one_rank_link_schema().add_to(schema, "network.rank.*");
   // What moves the data is not part of the modelled network, but it is the Communicator's too.
   schema.string("comm.transport", "mpi",
                 "what moves the collectives' data (counted and priced the same either way): mpi, the MPI library "
@@ -149,30 +182,29 @@ Participation participation_from_config(const Config& config, int world_size, st
 
 CommunicatorOptions communicator_options_from_config(const Config& config, int world_size) {
   CommunicatorOptions options;
-  const Link base = network_scenario(config.get_string("network.scenario")).link;
-  options.network = NetworkModel(with_overrides(base, config, "network."));
-  options.mode = parse_network_mode(config.get_string("network.mode"));
-  options.all_reduce_algorithm = parse_all_reduce_algorithm(config.get_string("network.all_reduce_algorithm"));
-  options.all_gather_algorithm = parse_all_gather_algorithm(config.get_string("network.all_gather_algorithm"));
+  const NetworkOptions network = network_options(config);
+  const Link base = network_scenario(network.scenario).link;
+  options.network = NetworkModel(with_overrides(base, config, "network"));
+  options.mode = parse_network_mode(network.mode);
+  options.all_reduce_algorithm = parse_all_reduce_algorithm(network.all_reduce_algorithm);
+  options.all_gather_algorithm = parse_all_gather_algorithm(network.all_gather_algorithm);
   if (options.all_gather_algorithm == AllGatherAlgorithm::RecursiveDoubling && !is_power_of_two(world_size)) {
     throw ConfigError(fmt::format(
         "network.all_gather_algorithm = \"recursive_doubling\" needs a power-of-two number of "
         "ranks, this job has {}: use \"ring\" or \"bruck\"", world_size));
   }
 
-  for (const LinkKey& key : kLinkKeys) {
-    for (const std::string& path : config.instances(fmt::format("network.rank.*.{}", key.name))) {
+  for (const ConfigKey& key : one_rank_link_schema().keys()) {
+    for (const std::string& path : config.instances("network.rank.*." + key.path)) {
       const int rank = rank_of(path, "network.rank.", world_size);
-      const std::string prefix = path.substr(0, path.size() - std::string_view(key.name).size());
-      options.network.set_rank_link(rank, with_overrides(options.network.link(rank), config, prefix));
+      const std::string section = path.substr(0, path.size() - key.path.size() - 1);  // network.rank.<r>
+      options.network.set_rank_link(rank, with_overrides(options.network.link(rank), config, section));
     }
   }
-  const std::string regions = config.has("network.regions")
-                                  ? config.get_string("network.regions")
-                                  : std::string(network_scenario(config.get_string("network.scenario")).regions);
+  const std::string regions = regions_of(network);
   if (!regions.empty()) place_in_regions(options.network, world_size, parse_region_list(regions));
-  if (config.has("network.links")) {  // after the regions: a file's pair replaces a region's
-    for (const PairLinkEntry& entry : read_link_file(config.get_string("network.links"), world_size)) {
+  if (network.links) {  // after the regions: a file's pair replaces a region's
+    for (const PairLinkEntry& entry : read_link_file(*network.links, world_size)) {
       options.network.set_pair_link(entry.source, entry.destination, entry.link);
     }
   }
@@ -199,23 +231,19 @@ CommunicatorOptions communicator_options_from_config(const Config& config, int w
 }
 
 std::string describe_links(const Config& config) {
-  const Link link = with_overrides(network_scenario(config.get_string("network.scenario")).link,
-                                   config, "network.");
+  const NetworkOptions network = network_options(config);
+  const Link link = with_overrides(network_scenario(network.scenario).link, config, "network");
   const bool ideal = link.latency_s == 0 && link.upload_bytes_per_s == Link{}.upload_bytes_per_s;
-  std::string text = config.get_string("network.scenario");
+  std::string text = network.scenario;
   if (!ideal) {
     text += fmt::format(" ({:g} ms, {:g}/{:g} Mbps up/down)", link.latency_s * 1e3,
                         link.upload_bytes_per_s * 8 / 1e6, link.download_bytes_per_s * 8 / 1e6);
   }
-  const auto rank_links = config.instances("network.rank.*.upload_mbps").size() +
-                          config.instances("network.rank.*.download_mbps").size() +
-                          config.instances("network.rank.*.latency_ms").size();
+  std::size_t rank_links = 0;
+  for (const ConfigKey& key : one_rank_link_schema().keys()) rank_links += config.instances("network.rank.*." + key.path).size();
   if (rank_links > 0) text += fmt::format(", {} per-rank link settings", rank_links);
-  const std::string regions = config.has("network.regions")
-                                  ? config.get_string("network.regions")
-                                  : std::string(network_scenario(config.get_string("network.scenario")).regions);
-  if (!regions.empty()) text += fmt::format(", regions {}", regions);
-  if (config.has("network.links")) text += fmt::format(", pair links from {}", config.get_string("network.links"));
+  if (const std::string regions = regions_of(network); !regions.empty()) text += fmt::format(", regions {}", regions);
+  if (network.links) text += fmt::format(", pair links from {}", *network.links);
   if (const auto stragglers = config.instances("cluster.rank.*.compute_scale").size(); stragglers > 0) {
     text += fmt::format(", {} rank{} with a compute scale", stragglers, stragglers == 1 ? "" : "s");
   }
@@ -223,7 +251,7 @@ std::string describe_links(const Config& config) {
 }
 
 std::string describe_network(const Config& config) {
-  return describe_links(config) + ", mode " + config.get_string("network.mode");
+  return describe_links(config) + ", mode " + network_options(config).mode;
 }
 
 }  // namespace lowcomm
