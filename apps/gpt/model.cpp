@@ -191,7 +191,11 @@ void GptModel::forward(std::span<const std::int32_t> tokens, Activations& a) {
   linear(a.logits, a.ln_f, p[layout_.wte()], {}, C, V);
 }
 
-void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
+void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a,
+                        const GradientsFinished& gradients_finished) {
+  const auto finished = [&](std::span<const std::size_t> tensors) {
+    if (gradients_finished) gradients_finished(tensors);
+  };
   const std::int64_t B = a.B(), T = a.T(), N = B * T;
   const std::int64_t C = config_.width, V = config_.vocab_size, H = config_.heads;
   const auto& p = parameter_spans_;
@@ -209,7 +213,7 @@ void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
       config_.layers > 0 ? std::span<const float>(a.layers.back().residual_3) : a.embedded;
   layernorm_backward(backend_, a.d_residual, g[layout_.ln_f_weight()], g[layout_.ln_f_bias()],
                      a.d_narrow, last, p[layout_.ln_f_weight()], a.ln_f_mean, a.ln_f_rstd, N, C);
-  finished({layout_.ln_f_weight(), layout_.ln_f_bias()});
+  finished(std::array{layout_.ln_f_weight(), layout_.ln_f_bias()});
   for (std::int64_t l = config_.layers - 1; l >= 0; --l) {
     LayerActivations& x = a.layers[static_cast<std::size_t>(l)];
     const std::span<const float> residual =
@@ -242,15 +246,7 @@ void GptModel::backward(std::span<const std::int32_t> tokens, Activations& a) {
     if (between_blocks_) between_blocks_();
   }
   embedding_backward(backend_, g[layout_.wte()], g[layout_.wpe()], a.d_residual, tokens, B, T, C, V);
-  finished({layout_.wte(), layout_.wpe()});
-}
-
-void GptModel::finished(std::span<const std::size_t> tensors) const {
-  if (gradients_finished_) gradients_finished_(tensors);
-}
-
-void GptModel::finished(std::initializer_list<std::size_t> tensors) const {
-  finished(std::span<const std::size_t>(tensors.begin(), tensors.size()));
+  finished(std::array{layout_.wte(), layout_.wpe()});
 }
 
 void GptModel::zero_gradients() { fill(backend_, gradients_.span(), 0.0f); }
@@ -270,7 +266,7 @@ float GptModel::forward_backward(std::span<const std::int32_t> tokens,
 }
 
 float GptModel::add_gradients(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets, int B,
-                              int T, std::int64_t total_tokens) {
+                              int T, std::int64_t total_tokens, const GradientsFinished& gradients_finished) {
   check_batch(tokens, targets, B, T);
   const std::int64_t N = std::int64_t{B} * T;
   if (total_tokens < N) {
@@ -286,7 +282,7 @@ float GptModel::add_gradients(std::span<const std::int32_t> tokens, std::span<co
   cross_entropy_forward_backward(backend_, a.losses, a.logits, a.logits, targets, N,
                                  config_.vocab_size, 1.0f / static_cast<float>(total_tokens));
   logits_valid_ = false;
-  backward(tokens, a);
+  backward(tokens, a, gradients_finished);
   return mean_loss(a);
 }
 

@@ -67,9 +67,15 @@ class GptModel {
   // micro-batches, the gradients are those of the mean loss over all of them (to float
   // rounding: the sums run in another order than one large batch's); forward_backward is
   // zero_gradients() + add_gradients(..., B·T).
+  //
+  // `gradients_finished`, when given, is called during the backward pass, on the calling thread,
+  // each time some tensors' gradients are final (indices in tensors() order): ln_f's, then each
+  // block's from the last to the first, then wte's and wpe's. A strategy can start sending them
+  // (Strategy::gradients_ready); the training loop passes it for a step's last micro-batch.
+  using GradientsFinished = std::function<void(std::span<const std::size_t>)>;
   void zero_gradients();
   float add_gradients(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets, int B, int T,
-                      std::int64_t total_tokens);
+                      std::int64_t total_tokens, const GradientsFinished& gradients_finished = {});
   // The forward pass only (validation): the mean loss; gradients are left untouched.
   float loss(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets, int B, int T);
   // The logits (B·T × V) of the last loss() call (forward_backward reuses that memory for dlogits).
@@ -83,26 +89,18 @@ class GptModel {
   // passes (never inside a parallel region): the training loop lets collectives in flight make
   // progress there (Communicator::progress), as MPI moves them only inside MPI calls.
   void set_between_blocks(std::function<void()> hook) { between_blocks_ = std::move(hook); }
-  // Called during the backward pass, on the calling thread, each time some tensors' gradients
-  // are final (indices in tensors() order): ln_f's, then each block's from the last to the first,
-  // then wte's and wpe's. A strategy can start sending them (Strategy::gradients_ready).
-  void set_gradients_finished(std::function<void(std::span<const std::size_t>)> hook) {
-    gradients_finished_ = std::move(hook);
-  }
 
  private:
   void check_batch(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
                    int B, int T) const;
   Activations& activations_for(std::int64_t B, std::int64_t T);
   void forward(std::span<const std::int32_t> tokens, Activations& a);
-  void backward(std::span<const std::int32_t> tokens, Activations& a);
+  void backward(std::span<const std::int32_t> tokens, Activations& a, const GradientsFinished& gradients_finished);
   float mean_loss(const Activations& a) const;
-  void finished(std::span<const std::size_t> tensors) const;  // the gradients_finished hook
-  void finished(std::initializer_list<std::size_t> tensors) const;
+
 
   GptConfig config_;
   std::function<void()> between_blocks_;
-  std::function<void(std::span<const std::size_t>)> gradients_finished_;
   kernels::Backend backend_;
   kernels::Precision precision_;  // of the linear layers' products (train.precision)
   ParameterLayout layout_;

@@ -123,12 +123,8 @@ class Trainer {
       comm_.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
       recorder_.emplace(*comm_, mpi.control());
       // An exchange in flight (DeMo's stale step, streaming DiLoCo, DDP's buckets) moves during
-      // the passes; a strategy that overlaps hears of each finished gradient of the last
-      // micro-batch (the earlier ones are not final).
+      // the passes.
       model_->set_between_blocks([this] { comm_->progress(); });
-      model_->set_gradients_finished([this](std::span<const std::size_t> tensors) {
-        if (final_backward_) strategy_->gradients_ready(current_step_, tensors, model_->gradient_views());
-      });
       strategy_ = StrategyRegistry::global().create(
           {.comm = *comm_, .tensors = model_->tensors(), .config = config, .seed = seed, .execution = execution,
            .gradients_clipped = loop_.grad_clip > 0});
@@ -282,16 +278,19 @@ class Trainer {
     RankStep mine;
     model_->zero_gradients();
     int b = 0, t = 0;
-    current_step_ = static_cast<std::uint64_t>(step);
+    // A strategy that overlaps hears of each finished gradient of the last micro-batch (the
+    // earlier ones are not final).
+    const gpt::GptModel::GradientsFinished ready = [&](std::span<const std::size_t> tensors) {
+      strategy_->gradients_ready(static_cast<std::uint64_t>(step), tensors, model_->gradient_views());
+    };
     for (std::int64_t m = 0; m < micro_batches; ++m) {
-      final_backward_ = m + 1 == micro_batches;
       const Batch batch = data_->loader.train_batch(step * micro_batches + m);
       b = static_cast<int>(batch.rows);
       t = static_cast<int>(batch.seq_len);
-      const float loss = model_->add_gradients(batch.tokens, batch.targets, b, t, micro_batches * b * t);
+      const float loss = model_->add_gradients(batch.tokens, batch.targets, b, t, micro_batches * b * t,
+                                               m + 1 == micro_batches ? ready : gpt::GptModel::GradientsFinished{});
       mine.loss += static_cast<double>(loss) / static_cast<double>(micro_batches);
     }
-    final_backward_ = false;
     b *= static_cast<int>(micro_batches);  // the step's rows, for the token counts below
     const double clip = loop_.grad_clip;
     mine.grad_norm = clip > 0 ? clip_by_global_norm(model_->gradient_spans(), clip)
@@ -505,8 +504,6 @@ class Trainer {
   std::optional<RunLog> log_;
   std::optional<GradientTraceWriter> trace_;
   std::optional<TimelineFile> timeline_;
-  std::uint64_t current_step_ = 0;  // the step whose backward pass runs
-  bool final_backward_ = false;     // the backward pass running is the step's last micro-batch
   // Every rank's timeline spans go to rank 0 this often (and at the end): a bound on what a rank
   // holds, at the price of one gather of text per flush.
   static constexpr std::int64_t kTimelineFlushSteps = 20;
