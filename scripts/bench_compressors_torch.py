@@ -608,7 +608,7 @@ def main():
     parser.add_argument("--iterations", type=int, default=3, help="timed runs per codec and shape (best kept)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs first")
     parser.add_argument("--codecs", default="all", help="comma-separated: " + ",".join(CODECS))
-    parser.add_argument("--shapes", default="transformer", choices=["transformer", "small"])
+    parser.add_argument("--shapes", default="transformer", choices=["transformer", "test"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--ratio", type=float, default=0.01, help="topk and randomk: fraction kept")
     parser.add_argument("--rank", type=int, default=2, help="powersgd rank")

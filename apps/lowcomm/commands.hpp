@@ -19,8 +19,11 @@ void add_sweep_command(CLI::App& app);  // no MPI
 void add_plan_command(CLI::App& app);   // no MPI
 void add_prepare_data_command(CLI::App& app);  // no MPI
 
-// The keys of `lowcomm bench collectives` besides the network keys (for `lowcomm info`).
+// The keys of `lowcomm bench collectives`, `bench compressors` and `bench strategies` besides the
+// sections they share with train (for `lowcomm info`).
 void add_bench_collectives_keys(ConfigSchema& schema);
+void add_bench_compressors_keys(ConfigSchema& schema);
+void add_bench_strategies_keys(ConfigSchema& schema);
 // The keys of `lowcomm replay` besides the network and compressor keys (replay.*, seed).
 void add_replay_keys(ConfigSchema& schema);
 

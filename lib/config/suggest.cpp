@@ -1,5 +1,7 @@
 #include "suggest.hpp"
 
+#include "lowcomm/config/nearest_name.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -75,3 +77,11 @@ std::string what_is_there(std::string_view wrong, std::span<const std::string> k
 }
 
 }  // namespace lowcomm::config_detail
+
+namespace lowcomm {
+
+std::optional<std::string> nearest_name(std::string_view wrong, std::span<const std::string> candidates) {
+  return config_detail::nearest(wrong, candidates);
+}
+
+}  // namespace lowcomm

@@ -174,7 +174,8 @@ StrategyInfo data_parallel_strategy() {
           .create = [](const StrategySetup& setup) -> std::unique_ptr<Strategy> {
             return std::make_unique<DataParallel>(setup);
           },
-          .syncs = data_parallel_syncs};
+          .syncs = data_parallel_syncs,
+          .transport = {}};  // compressor.name
 }
 
 }  // namespace lowcomm::strategy

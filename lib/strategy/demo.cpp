@@ -248,7 +248,8 @@ StrategyInfo demo_strategy() {
       .create = [](const StrategySetup& setup) -> std::unique_ptr<Strategy> {
         return std::make_unique<Demo>(setup, demo_options(setup.config));
       },
-      .syncs = demo_syncs};
+      .syncs = demo_syncs,
+      .transport = [](const Config& config) { return demo_options(config).transport; }};
 }
 
 }  // namespace lowcomm::strategy

@@ -315,7 +315,8 @@ StrategyInfo diloco_strategy() {
       .create = [](const StrategySetup& setup) -> std::unique_ptr<Strategy> {
         return std::make_unique<Diloco>(setup, diloco_options(setup.config));
       },
-      .syncs = diloco_syncs};
+      .syncs = diloco_syncs,
+      .transport = {}};  // compressor.name
 }
 
 }  // namespace lowcomm::strategy

@@ -34,6 +34,11 @@ std::unique_ptr<Strategy> StrategyRegistry::create(const StrategySetup& setup) c
   return find(setup.config.get_string("strategy.name")).create(setup);
 }
 
+std::string StrategyRegistry::transport(const Config& config) const {
+  const StrategyInfo& info = find(config.get_string("strategy.name"));
+  return info.transport ? info.transport(config) : config.get_string("compressor.name");
+}
+
 void add_strategy_keys(ConfigSchema& schema, std::string_view default_optimizer) {
   StrategyRegistry::global().add_config_keys(schema);
   add_optimizer_keys(schema, "optimizer", default_optimizer);

@@ -17,7 +17,7 @@ grep -E "^  threshold +entries with" "$scratch/info.txt"
 LOWCOMM_PLUGINS="$plugin" "$lowcomm" info >"$scratch/info-env.txt"
 grep -E "compressor\.threshold\.tau +default 0\.5" "$scratch/info-env.txt"
 out=$("$mpiexec" -n 2 --oversubscribe "$lowcomm" --plugin "$plugin" bench compressors \
-      --set bench.compressors=threshold --set bench.shapes=small --set bench.iterations=1 \
+      --set bench.compressors=threshold --set bench.shapes=test --set bench.iterations=1 \
       --set compressor.threshold.tau=1.0)
 echo "$out"
 grep -E "^  threshold +48x48 " <<<"$out"
@@ -41,7 +41,7 @@ printf 'int lowcomm_nothing_here = 1;\n' >"$scratch/empty.cpp"
 c++ -shared -fPIC "$scratch/empty.cpp" -o "$scratch/empty.so"
 set +e
 nothing=$("$lowcomm" --plugin "$scratch/empty.so" --plugin "$plugin" bench compressors \
-          --set bench.compressors=thresold --set bench.shapes=small 2>&1)
+          --set bench.compressors=thresold --set bench.shapes=test 2>&1)
 set -e
 grep -q "plug-in '$scratch/empty.so' registered nothing" <<<"$nothing" ||
   { echo "FAIL: no warning for a plug-in that registers nothing: $nothing"; exit 1; }

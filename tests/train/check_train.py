@@ -85,6 +85,9 @@ def learn(strategy):
         sent = f["steps/bytes_sent"][:]
         floor = float(f.attrs["val_loss_floor"])
         assert f.attrs["strategy"] == strategy, f.attrs["strategy"]
+        # The compressor the exchanges go through: DeMo's transport, not compressor.name.
+        expected_compressor = "dct_topk" if strategy == "demo" else "none"
+        assert f.attrs["compressor"] == expected_compressor, (strategy, f.attrs["compressor"])
         assert f["steps/step"][:].tolist() == list(range(100))
     uniform = math.log(256)
     print(f"{strategy}: validation loss {val.tolist()} (uniform {uniform:.3f}, floor {floor:.3f})")

@@ -22,7 +22,7 @@ struct GptConfig {
   std::int64_t parameter_count() const;
 };
 
-// "tiny" (V 256, T 128, L 4, H 4, C 128: 0.85 M parameters; for tests), "small" (V 256, T 256,
+// "tiny" (V 256, T 128, L 4, H 4, C 128: 0.84 M parameters; for tests), "small" (V 256, T 256,
 // L 4, H 4, C 256: 3.3 M; byte-level, for quick runs), "gpt2-124m" (V 50257, T 1024, L 12,
 // H 12, C 768: GPT-2 small), and GPT-2's larger sizes "gpt2-350m" (L 24, H 16, C 1024),
 // "gpt2-774m" (L 36, H 20, C 1280) and "gpt2-1.5b" (L 48, H 25, C 1600). An unknown name throws

@@ -29,6 +29,14 @@
 
 namespace lowcomm::cli {
 
+void add_bench_compressors_keys(ConfigSchema& schema) {
+  schema.integer("seed", 0, "shared seed given to the compressors", 0);
+  schema.integer("bench.iterations", 3, "timed runs per compressor and shape (the best is kept)", 1, 1000);
+  schema.string("bench.shapes", "transformer",
+                "transformer: GPT-2 small's tensor shapes; test: two small ones for tests", {"transformer", "test"});
+  schema.string("bench.compressors", "all", "comma-separated compressor names, or all");
+}
+
 namespace {
 
 ConfigSchema bench_compressors_schema() {
@@ -36,16 +44,12 @@ ConfigSchema bench_compressors_schema() {
   add_network_keys(schema);
   CompressorRegistry::global().add_config_keys(schema);
   add_compute_keys(schema);
-  schema.integer("seed", 0, "shared seed given to the compressors", 0);
-  schema.integer("bench.iterations", 3, "timed runs per compressor and shape (the best is kept)", 1, 1000);
-  schema.string("bench.shapes", "transformer",
-                "transformer: GPT-2 small's tensor shapes; small: tiny shapes for tests", {"transformer", "small"});
-  schema.string("bench.compressors", "all", "comma-separated compressor names, or all");
+  add_bench_compressors_keys(schema);
   return schema;
 }
 
 std::vector<TensorInfo> shapes(const std::string& which) {
-  if (which == "small") return {{"attn", {48, 48}}, {"bias", {48}}};
+  if (which == "test") return {{"attn", {48, 48}}, {"bias", {48}}};
   return {{"attn.c_proj", {768, 768}},  {"mlp.c_fc", {768, 3072}}, {"mlp.c_proj", {3072, 768}},
           {"wte", {50304, 768}}, {"ln.bias", {768}}};
 }

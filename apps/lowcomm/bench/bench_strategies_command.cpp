@@ -22,22 +22,27 @@
 
 namespace lowcomm::cli {
 
+void add_bench_strategies_keys(ConfigSchema& schema) {
+  schema.integer("seed", 0, "shared seed", 0);
+  schema.integer("bench.iterations", 2, "timed steps per strategy (the best is kept)", 1, 1000);
+  schema.string("bench.model", "gpt2-small",
+                "gpt2-small: GPT-2 124M's tensors; test: three small ones for tests (not the tiny model preset)",
+                {"gpt2-small", "test"});
+  schema.string("bench.cases", "all", "comma-separated case names (see --help), or all");
+}
+
 namespace {
 
 ConfigSchema bench_strategies_schema() {
   ConfigSchema schema;
   add_network_keys(schema);
   add_strategy_keys(schema, "sgd");
-  schema.integer("seed", 0, "shared seed", 0);
-  schema.integer("bench.iterations", 2, "timed steps per strategy (the best is kept)", 1, 1000);
-  schema.string("bench.model", "gpt2-small", "gpt2-small: GPT-2 124M's tensors; tiny: a few small ones for tests",
-                {"gpt2-small", "tiny"});
-  schema.string("bench.cases", "all", "comma-separated case names (see --help), or all");
+  add_bench_strategies_keys(schema);
   return schema;
 }
 
 std::vector<TensorInfo> model_tensors(const std::string& which) {
-  if (which == "tiny") return {{"wte", {64, 32}}, {"c_attn", {96, 32}}, {"bias", {96}}};
+  if (which == "test") return {{"wte", {64, 32}}, {"c_attn", {96, 32}}, {"bias", {96}}};
   const std::int64_t c = 768, layers = 12;
   std::vector<TensorInfo> tensors{{"wte", {50257, c}}, {"wpe", {1024, c}}};
   for (std::int64_t l = 0; l < layers; ++l) {

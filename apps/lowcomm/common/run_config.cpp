@@ -1,5 +1,6 @@
 #include "run_config.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "lowcomm/comm/config_agreement.hpp"
@@ -7,6 +8,18 @@
 #include "mpi_session.hpp"
 
 namespace lowcomm::cli {
+
+std::string key_sections(const ConfigSchema& schema) {
+  std::vector<std::string> sections;
+  for (const ConfigKey* key : schema.keys()) {
+    const std::size_t dot = key->path.find('.');
+    std::string section = dot == std::string::npos ? key->path : key->path.substr(0, dot) + ".*";
+    if (std::find(sections.begin(), sections.end(), section) == sections.end()) sections.push_back(std::move(section));
+  }
+  std::string text;
+  for (const std::string& section : sections) text += (text.empty() ? "" : ", ") + section;
+  return text;
+}
 
 void add_config_arguments(CLI::App& command, ConfigArguments& arguments) {
   command.add_option("--config", arguments.file, "TOML configuration file (default: built-in defaults)");

@@ -17,6 +17,10 @@ struct ConfigArguments {
 
 void add_config_arguments(CLI::App& command, ConfigArguments& arguments);
 
+// The sections of `schema`'s keys, for a --help footer: "cluster.*, comm.*, ..., seed" (a key
+// outside any section by its name), so that a command's help names every section it reads.
+std::string key_sections(const ConfigSchema& schema);
+
 // Loads and validates the configuration on every rank, then checks that all ranks resolved the
 // same one. A mistake stops every rank with one message (see agree_on_failure). A configuration
 // with compute.threads then sets every rank's thread count (use_compute_threads).

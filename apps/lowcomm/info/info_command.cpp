@@ -154,6 +154,12 @@ void print_info() {
   ConfigSchema bench;
   add_bench_collectives_keys(bench);
   print_keys(bench, "`lowcomm bench collectives` keys (besides the network keys)");
+  ConfigSchema bench_compressors;
+  add_bench_compressors_keys(bench_compressors);
+  print_keys(bench_compressors, "`lowcomm bench compressors` keys (besides the network, compressor and compute keys)");
+  ConfigSchema bench_strategies;
+  add_bench_strategies_keys(bench_strategies);
+  print_keys(bench_strategies, "`lowcomm bench strategies` keys (besides the network, strategy and optimizer keys)");
   ConfigSchema replay;
   add_replay_keys(replay);
   print_keys(replay, "`lowcomm replay` keys (besides the network and compressor keys)");

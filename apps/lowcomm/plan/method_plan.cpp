@@ -29,8 +29,7 @@ MethodPlan plan_method(std::string label, const Config& config, std::span<const 
   MethodPlan plan;
   plan.label = std::move(label);
   plan.strategy = strategy;
-  // DeMo's traffic goes through its transport; every other strategy's through compressor.name.
-  plan.transport = strategy == "demo" ? config.get_string("strategy.demo.transport") : config.get_string("compressor.name");
+  plan.transport = StrategyRegistry::global().transport(config);  // DeMo's: strategy.demo.transport
   plan.network = describe_links(config);
   plan.world_size = world_size;
   plan.parameters = total_numel(tensors);

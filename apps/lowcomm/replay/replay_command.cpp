@@ -379,8 +379,8 @@ void add_replay_command(CLI::App& app) {
       ->type_name("OUT.h5");
   replay->add_flag("--force", arguments.force, "replace --out if it exists");
   add_config_arguments(*replay, arguments.config);
-  replay->footer("Keys: network.*, strategy.*, optimizer.* (default sgd), compressor.*, replay.lr "
-                 "(0.1), replay.steps (all), seed (0); `lowcomm info` lists them.");
+  replay->footer(fmt::format("Keys: {} (optimizer.name defaults to sgd here); `lowcomm info` lists them.",
+                             key_sections(replay_schema())));
   replay->callback([] { run(arguments); });
 }
 

@@ -225,7 +225,7 @@ class Trainer {
                                                            static_cast<std::uint64_t>(config_.get_int("seed")));
       metadata.hosts = hosts_;
       metadata.extra = {{"strategy", config_.get_string("strategy.name")},
-                        {"compressor", config_.get_string("compressor.name")},
+                        {"compressor", StrategyRegistry::global().transport(config_)},
                         {"optimizer", config_.get_string("optimizer.name")},
                         {"model", fmt::format("{} ({} parameters)", config_.get_string("model.preset"),
                                               model_->parameter_count())},
@@ -262,7 +262,7 @@ class Trainer {
     std::printf("lowcomm train: %d rank%s, model %s (%lld parameters), strategy %s, compressor %s, optimizer %s\n",
                 mpi_.size(), mpi_.size() == 1 ? "" : "s", config_.get_string("model.preset").c_str(),
                 static_cast<long long>(model_->parameter_count()), config_.get_string("strategy.name").c_str(),
-                config_.get_string("compressor.name").c_str(), config_.get_string("optimizer.name").c_str());
+                StrategyRegistry::global().transport(config_).c_str(), config_.get_string("optimizer.name").c_str());
     std::printf("  data: %s\n  network: %s\n  out: %s%s\n", data_->description.c_str(),
                 describe_network(config_).c_str(), run_dir_.c_str(),
                 resumed_ ? fmt::format(" (resumed at step {})", first_step_).c_str() : "");
@@ -557,8 +557,8 @@ void add_train_command(CLI::App& app) {
   train->add_option("--record-trace", arguments.record_trace,
                     "also write every rank's gradients of every step, for `lowcomm replay`")
       ->type_name("FILE.h5");
-  train->footer("Keys: model.*, train.*, data.*, strategy.*, optimizer.*, compressor.*, schedule.*, network.*, "
-                "seed; `lowcomm info` lists them. docs/training.md walks through a run.");
+  train->footer(fmt::format("Keys: {}; `lowcomm info` lists them. docs/training.md walks through a run.",
+                            key_sections(train_schema())));
   train->callback([] {
     if (arguments.resume_from) arguments.resume = true;
     run(arguments);

@@ -53,6 +53,9 @@ struct StrategyInfo {
   // Optional: the exchanges of a run with this configuration and these tensors (throws
   // ConfigError as create would). Without it `lowcomm plan` cannot price the strategy.
   std::function<std::vector<PlannedSync>(const Config&, std::span<const TensorInfo>)> syncs;
+  // Optional: the name of the compressor its exchanges go through, for headers, logs and plans,
+  // when it is not compressor.name (DeMo's strategy.demo.transport).
+  std::function<std::string(const Config&)> transport;
 };
 
 // add, find, all and names: core/registry.hpp.
@@ -69,6 +72,10 @@ class StrategyRegistry : public Registry<StrategyInfo> {
 
   // The strategy the configuration names. Throws ConfigError for invalid parameters.
   std::unique_ptr<Strategy> create(const StrategySetup& setup) const;
+
+  // The compressor the configured strategy's exchanges go through: its `transport`, else
+  // compressor.name.
+  std::string transport(const Config& config) const;
 };
 
 // Adds every key a training run's strategy may read: strategy.*, optimizer.* (default
