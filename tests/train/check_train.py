@@ -114,7 +114,7 @@ def resume(strategy):
     lines = []
     for line in process.stdout:  # stop it after its step 7 (mpiexec forwards SIGUSR1 to the ranks)
         lines.append(line)
-        if line.startswith("step 7/"):
+        if line.startswith("step 6 (7/"):
             process.send_signal(signal.SIGUSR1)
     status = process.wait()
     text = "".join(lines)
@@ -152,7 +152,17 @@ def nonfinite():
     result = train(out, "--force", *diverge, "--set", "train.nonfinite=skip")
     with h5py.File(os.path.join(out, "log.h5"), "r") as f:
         assert np.isnan(f["steps/loss"][:]).any(), f["steps/loss"][:]
-    print("nonfinite: stop exits 3 with a checkpoint; skip finishes")
+    # Every kept checkpoint before the stop already diverging: the message says so (not that none is
+    # kept) and names the least bad one.
+    out = os.path.join(WORK, "nonfinite-diverging")
+    result = train(out, "--force", "--set", "optimizer.name=sgd", "--set", "schedule.lr=30", "--set",
+                   "train.grad_clip=0", "--set", "train.steps=30", "--set", "train.eval_every=0", "--set",
+                   "train.checkpoint_every=1", "--set", "train.keep_checkpoints=20", check=False)
+    text = result.stdout + result.stderr
+    assert result.returncode == 3, (result.returncode, text)
+    assert "all hold parameters whose loss was already diverging" in text and "the least bad is step" in text, text
+    assert "no checkpoint before" not in text, text
+    print("nonfinite: stop exits 3 with a checkpoint; skip finishes; diverged checkpoints are named as such")
 
 
 def go_back():
@@ -223,7 +233,7 @@ def exclusive():
                   stderr=subprocess.STDOUT, text=True)
     try:
         for line in first.stdout:  # a checkpoint and some log rows exist after step 6
-            if line.startswith("step 6/"):
+            if line.startswith("step 5 (6/"):
                 break
         with open(os.path.join(out, "lock")) as f:
             holder = f.read()

@@ -38,9 +38,9 @@ void ProgressLine::print(const ProgressValues& v) {
   const double done = static_cast<double>(v.step + 1 - first_);
   const double eta = done > 0 ? elapsed / done * static_cast<double>(steps_ - v.step - 1) : NAN;
   const std::string text = fmt::format(
-      "step {}/{} | loss {:.4f} | lr {:.2e} | {:.0f} tok/s | sent {:.2f} MB | comm {:.2f} s modelled | "
+      "step {} ({}/{} done) | loss {:.4f} | lr {:.2e} | {:.0f} tok/s | sent {:.2f} MB | comm {:.2f} s modelled | "
       "sim {} | ETA {}",
-      v.step + 1, steps_, v.loss, v.lr, v.tokens_per_s, v.sent_bytes_total / 1e6, v.modelled_comm_s_total,
+      v.step, v.step + 1, steps_, v.loss, v.lr, v.tokens_per_s, v.sent_bytes_total / 1e6, v.modelled_comm_s_total,
       clock_text(v.simulated_s), clock_text(eta));
   if (terminal_) {
     std::printf("\r\033[K%s", text.c_str());

@@ -1,6 +1,7 @@
 #pragma once
-// Rank 0's progress line: step, loss, tokens/s, MB sent, modelled communication, simulated clock
-// and ETA. On a terminal it rewrites one line every step; otherwise (a Slurm output file, or any
+// Rank 0's progress line: step (counted from 0, as the log, the checkpoints and every message
+// count them, with how many of the run's steps are done), loss, tokens/s, MB sent, modelled
+// communication, simulated clock and ETA. On a terminal it rewrites one line every step; otherwise (a Slurm output file, or any
 // run under Open MPI's mpiexec, which makes every rank's stdout a pseudo-terminal) it prints a line
 // every `every` steps and on the last one, so logs stay short.
 #include <chrono>

@@ -359,8 +359,10 @@ class Trainer {
       finish_outputs();
       if (mpi_.rank() == 0) {
         progress.finish();
-        std::printf("lowcomm train: signal %d received: stopped after step %lld with a checkpoint in %s; continue "
-                    "with --resume\n", stop_signal_number(), static_cast<long long>(step + 1), store_.folder().c_str());
+        std::printf("lowcomm train: signal %d received: stopped after step %lld with a checkpoint of step %lld in %s; "
+                    "continue with --resume\n",
+                    stop_signal_number(), static_cast<long long>(step), static_cast<long long>(step + 1),
+                    store_.folder().c_str());
       }
       return false;
     }
@@ -407,7 +409,7 @@ class Trainer {
       row.set("step", step).set("val_loss", val_loss);
       log_->write_row(row);
       log_->flush();
-      progress.print_message(fmt::format("  validation loss after step {}: {:.4f}{}", step + 1, val_loss,
+      progress.print_message(fmt::format("  validation loss after step {}: {:.4f}{}", step, val_loss,
                                          data_->val_loss_floor ? fmt::format(" (floor {:.4f})", *data_->val_loss_floor)
                                                                : std::string())
                                  .c_str());
@@ -431,29 +433,45 @@ class Trainer {
 
   // After a stop on NaN/Inf at `step`: the checkpoint just written holds the parameters that gave
   // it, so the advice points at the newest older one whose loss was finite and not diverging
-  // (at most twice the lowest loss of this process), if one is kept.
+  // (at most twice the lowest loss of this process), if one is kept; else, when older ones are
+  // kept but all of them diverged already, at the one whose loss was lowest.
   void advise_after_nonfinite(std::int64_t step) const {
     double lowest = std::numeric_limits<double>::infinity();
     for (const auto& [s, loss] : loss_of_step_) {
       if (std::isfinite(loss)) lowest = std::min(lowest, loss);
     }
-    std::optional<std::int64_t> back;
+    const auto loss_of = [&](std::int64_t kept) -> std::optional<double> {
+      const auto logged = loss_of_step_.find(kept);
+      return logged == loss_of_step_.end() ? std::nullopt : std::optional(logged->second);
+    };
+    std::vector<std::int64_t> older;
+    std::optional<std::int64_t> back, least;
     for (const std::int64_t kept : store_.steps()) {
       if (kept >= step) continue;
-      const auto logged = loss_of_step_.find(kept);
+      older.push_back(kept);
+      const std::optional<double> loss = loss_of(kept);
       // A step logged before this process started has no known loss and counts as good.
-      const bool good = logged == loss_of_step_.end() ||
-                        (std::isfinite(logged->second) && logged->second <= 2 * lowest);
-      if (good) back = kept;
+      if (!loss || (std::isfinite(*loss) && *loss <= 2 * lowest)) back = kept;
+      if (loss && std::isfinite(*loss) && (!least || *loss < *loss_of(*least))) least = kept;
     }
+    const auto with_loss = [&](std::int64_t kept) {
+      const std::optional<double> loss = loss_of(kept);
+      return loss ? fmt::format(" (loss {:.4f})", *loss) : std::string();
+    };
     if (back) {
-      const auto logged = loss_of_step_.find(*back);
       std::fprintf(stderr, "lowcomm: the checkpoint of step %lld holds the parameters that gave NaN/Inf. The newest "
                            "good one is step %lld%s: go back to it with a lower schedule.lr or a train.grad_clip, "
                            "--resume-from %lld\n",
-                   static_cast<long long>(step), static_cast<long long>(*back),
-                   logged == loss_of_step_.end() ? "" : fmt::format(" (loss {:.4f})", logged->second).c_str(),
+                   static_cast<long long>(step), static_cast<long long>(*back), with_loss(*back).c_str(),
                    static_cast<long long>(*back));
+    } else if (!older.empty()) {
+      std::fprintf(stderr, "lowcomm: the %zu checkpoint%s kept before step %lld (steps %lld to %lld) all hold parameters "
+                           "whose loss was already diverging (above twice the lowest, %.4f, or not finite)%s: start "
+                           "over with --force and a lower schedule.lr or a train.grad_clip%s\n",
+                   older.size(), older.size() == 1 ? "" : "s", static_cast<long long>(step),
+                   static_cast<long long>(older.front()), static_cast<long long>(older.back()), lowest,
+                   least ? fmt::format("; the least bad is step {}{}", *least, with_loss(*least)).c_str() : "",
+                   least ? fmt::format(", or --resume-from {} with them", *least).c_str() : "");
     } else {
       std::fprintf(stderr, "lowcomm: no checkpoint before step %lld is kept (train.keep_checkpoints = %lld, "
                            "train.checkpoint_every = %lld): lower schedule.lr or set train.grad_clip and start "
