@@ -13,6 +13,11 @@ from .plans import load_plans, plan_display
 from . import tables
 
 
+def _count(n: int, noun: str) -> str:
+    """'1 run', '3 runs'."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python3 -m analysis",
                                      description="Tables and plots from lowcomm run logs.")
@@ -101,7 +106,7 @@ def _run_sections(runs, skipped, args, out: Path) -> tuple[list[str], list[Path]
 
     partial = int((per_run["status"] == "partial").sum())
     lines = [
-        f"{len(runs)} runs ({partial} partial), {per_method.shape[0]} method/scenario groups; "
+        f"{_count(len(runs), 'run')} ({partial} partial), {_count(per_method.shape[0], 'method/scenario group')}; "
         f"target loss {target:.4g} ({target_how}).", "",
         "Bytes are bytes sent per optimizer step per rank (mean over steps and ranks); the "
         "ratio is dense / that, dense being a ring all-reduce of every fp32 parameter, "
@@ -120,7 +125,7 @@ def _run_sections(runs, skipped, args, out: Path) -> tuple[list[str], list[Path]
     if plots:
         lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots
                                      if p.suffix == ".png"] + [""]
-    summary_line = (f"{len(runs)} runs ({partial} partial, {len(skipped)} skipped), "
+    summary_line = (f"{_count(len(runs), 'run')} ({partial} partial, {len(skipped)} skipped), "
                     f"target loss {target:.4g}")
     return lines, written, summary_line
 

@@ -185,3 +185,10 @@ def test_plan_file_tabled_not_skipped(report, runs_dir, tmp_path):
                            str(tmp_path / "out")], cwd=REPO, capture_output=True, text=True)
     assert only.returncode == 0, only.stderr
     assert "2 planned methods" in only.stdout
+
+
+def test_counts_say_one_run_not_one_runs():
+    from analysis.cli import _count
+    assert _count(1, "run") == "1 run"
+    assert _count(0, "run") == "0 runs"
+    assert _count(3, "method/scenario group") == "3 method/scenario groups"

@@ -113,8 +113,9 @@ int rank_of(const std::string& path, std::string_view prefix, int world_size) {
   const auto [end, error] = std::from_chars(rank_text.data(), rank_text.data() + rank_text.size(), rank);
   const bool parsed = error == std::errc() && end == rank_text.data() + rank_text.size();
   if (!parsed || rank < 0 || rank >= world_size || std::to_string(rank) != rank_text) {
-    throw ConfigError(fmt::format("'{}': '{}' is not a rank of this {}-rank job (write one of 0 to {})", path,
-                                  rank_text, world_size, world_size - 1));
+    throw ConfigError(fmt::format("'{}': '{}' is not a rank of this {}-rank job ({})", path, rank_text, world_size,
+                                  world_size == 1 ? std::string("its one rank is 0")
+                                                  : fmt::format("write one of 0 to {}", world_size - 1)));
   }
   return rank;
 }

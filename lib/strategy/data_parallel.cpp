@@ -49,12 +49,17 @@ struct Bucket {
   std::unique_ptr<CompressedAllReduce> sync;
 };
 
+// Each refusal gives its own reason: the compressor, then the granularity.
 void check_overlap_settings(const Config& config) {
-  if (config.get_string("compressor.name") != "none" || config.get_string("compressor.granularity") != "bucket") {
+  if (const std::string& name = config.get_string("compressor.name"); name != "none") {
     throw ConfigError(fmt::format(
-        "strategy.data_parallel.overlap needs compressor.name = \"none\" and compressor.granularity = \"bucket\" "
-        "(got \"{}\", \"{}\"): a compressor with error feedback would keep state from buckets sent before a step "
-        "is cancelled for NaN/Inf", config.get_string("compressor.name"), config.get_string("compressor.granularity")));
+        "strategy.data_parallel.overlap needs compressor.name = \"none\" (got \"{}\"): a compressor with error "
+        "feedback would keep state from buckets sent before a step is cancelled for NaN/Inf", name));
+  }
+  if (const std::string& granularity = config.get_string("compressor.granularity"); granularity != "bucket") {
+    throw ConfigError(fmt::format(
+        "strategy.data_parallel.overlap needs compressor.granularity = \"bucket\" (got \"{}\"): the overlap sends "
+        "each bucket (compressor.bucket_mb) as soon as the backward pass has finished its gradients", granularity));
   }
 }
 

@@ -463,6 +463,18 @@ TEST(DataParallel, OverlappedBucketsGiveTheBlockingResult) {
   EXPECT_THROW(StrategyRegistry::global().create({.comm = comm, .tensors = kModel, .config = strategy_config(overlap_keys),
                                                   .execution = test_execution(), .gradients_clipped = true}),
                ConfigError);
+  // The default tensor granularity is refused for its own reason.
+  try {
+    StrategyRegistry::global().create(
+        {.comm = comm, .tensors = kModel,
+         .config = strategy_config({"strategy.name=data_parallel", "strategy.data_parallel.overlap=true"}),
+         .execution = test_execution()});
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("compressor.granularity = \"bucket\" (got \"tensor\")"), std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find("error feedback"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Demo, NamesTheConflictingCompressorKey) {

@@ -273,6 +273,16 @@ def checksums():
     text = refused.stdout + refused.stderr
     assert refused.returncode == 1 and checkpoint in text and "cannot read entry floats/" in text \
         and "checksum" in text.lower(), (refused.returncode, text)
+    # With older checkpoints kept, the refusal names them as the way back.
+    kept_out = os.path.join(WORK, "checksums-kept")
+    kept_run = ["--set", "train.eval_every=0", "--set", "train.checkpoint_every=1", "--set", "train.keep_checkpoints=3",
+                *STRATEGY["data_parallel"]]
+    train(kept_out, "--force", "--set", "train.steps=4", *kept_run)
+    flip_bytes(os.path.join(kept_out, "checkpoints", "step-00000004", "rank-0000.h5"), 16)
+    refused = train(kept_out, "--resume", "--set", "train.steps=6", *kept_run, check=False)
+    text = refused.stdout + refused.stderr
+    assert refused.returncode == 1 and "older kept checkpoint (steps 2, 3): --resume-from 3" in text, \
+        (refused.returncode, text)
 
     trace = os.path.join(out, "trace.h5")
     flip_bytes(trace, 64)

@@ -64,7 +64,15 @@ Method parse_method(const std::string& text) {
                                   "compressor.dct_topk.topk=16\"",
                                   text));
   }
-  if (colon == std::string::npos) return method;
+  if (colon == std::string::npos) {
+    // A label alone prices the configuration as it is; settings without a label would be taken
+    // for one, and silently priced as the configuration.
+    if (text.find('=') != std::string::npos) {
+      throw ConfigError(fmt::format("--method \"{}\": the settings need a label before them, e.g. \"mine: {}\"",
+                                    text, trim(text)));
+    }
+    return method;
+  }
   std::string rest = text.substr(colon + 1);
   std::size_t begin = 0;
   while ((begin = rest.find_first_not_of(" \t", begin)) != std::string::npos) {

@@ -340,8 +340,8 @@ int run(const ReplayArguments& arguments) {
       const double cells = static_cast<double>(steps - skipped) * w;
       const double dense_mean =
           std::accumulate(dense_sent.begin(), dense_sent.end(), 0.0) / static_cast<double>(w);
-      std::printf("lowcomm replay: %lld steps of %d rank%s through strategy '%s', compressor "
-                  "'%s' (%s); network %s\n", static_cast<long long>(steps), w, w == 1 ? "" : "s",
+      std::printf("lowcomm replay: %lld step%s of %d rank%s through strategy '%s', compressor "
+                  "'%s' (%s); network %s\n", static_cast<long long>(steps), steps == 1 ? "" : "s", w, w == 1 ? "" : "s",
                   strategy_name.c_str(), compressor_name.c_str(), config.get_string("compressor.granularity").c_str(),
                   describe_network(config).c_str());
       std::printf("  bytes sent per rank and step: %.0f (dense float32 all-reduce: %.0f%s)\n",

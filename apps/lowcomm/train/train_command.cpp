@@ -141,7 +141,10 @@ class Trainer {
     prepare_run_folder();
     restore();
     if (first_step_ >= steps_) {
-      if (mpi_.rank() == 0) std::printf("lowcomm train: %s already holds all %lld steps\n", run_dir_.c_str(), static_cast<long long>(steps_));
+      if (mpi_.rank() == 0) {
+        std::printf("lowcomm train: %s already holds all %lld step%s\n", run_dir_.c_str(),
+                    static_cast<long long>(steps_), steps_ == 1 ? "" : "s");
+      }
       return;
     }
     open_log();
@@ -155,8 +158,8 @@ class Trainer {
     progress.finish();
     finish_outputs();
     if (mpi_.rank() == 0) {
-      std::printf("lowcomm train: done, %lld steps; log %s, checkpoint %s\n", static_cast<long long>(steps_),
-                  log_path().c_str(), store_.folder().c_str());
+      std::printf("lowcomm train: done, %lld step%s; log %s, checkpoint %s\n", static_cast<long long>(steps_),
+                  steps_ == 1 ? "" : "s", log_path().c_str(), store_.folder().c_str());
     }
   }
 
@@ -185,7 +188,7 @@ class Trainer {
     const std::optional<std::int64_t> latest = store_.latest();
     if (!latest) return;  // a requeued job killed before its first checkpoint starts over
     agree_on_failure(control(), [&] {
-      const StateDict state = store_.load(*latest);
+      const StateDict state = load_checkpoint(*latest);
       if (state.integer("train/world_size") != mpi_.size()) {
         throw ConfigError(fmt::format("the checkpoint in {} was written by {} ranks: resume with mpiexec -n {}",
                                       store_.folder().string(), state.integer("train/world_size"),
@@ -206,6 +209,25 @@ class Trainer {
     });
     first_step_ = *latest;
     resumed_ = true;
+  }
+
+  // The checkpoint of `step`; one that cannot be read (damaged after it was written) is refused
+  // naming the older kept checkpoints the run can go back to instead.
+  StateDict load_checkpoint(std::int64_t step) const {
+    try {
+      return store_.load(step);
+    } catch (const LogError& e) {
+      std::string older;
+      std::optional<std::int64_t> newest_older;
+      for (const std::int64_t kept : store_.steps()) {
+        if (kept >= step) continue;
+        older += fmt::format("{}{}", older.empty() ? "" : ", ", kept);
+        newest_older = kept;
+      }
+      if (!newest_older) throw;
+      throw LogError(fmt::format("{}; or go back to an older kept checkpoint (steps {}): --resume-from {}", e.what(),
+                                 older, *newest_older));
+    }
   }
 
   void open_log() {
