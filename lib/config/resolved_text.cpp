@@ -1,6 +1,8 @@
 // The resolved configuration as text: what the run log records and what ranks compare by hash.
 // Its bytes are a function of the values alone (fixed order, locale-free number formatting), so
 // equal configurations hash equally on every machine.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -58,6 +60,21 @@ std::uint64_t fnv1a(std::string_view text) {
 std::string Config::to_toml() const { return toml_of(values_); }
 
 std::uint64_t Config::hash() const { return fnv1a(to_toml()); }
+
+std::vector<std::string> Config::changes_since(const Config& earlier) const {
+  std::vector<std::string> changes;
+  const auto text = [](const Values& values, const std::string& path) {
+    const auto found = values.find(path);
+    return found == values.end() ? std::string("unset") : value_text(found->second);
+  };
+  Values both = values_;
+  both.insert(earlier.values_.begin(), earlier.values_.end());  // every path of either, once
+  for (const auto& [path, unused] : both) {
+    const std::string now = text(values_, path), before = text(earlier.values_, path);
+    if (now != before) changes.push_back(fmt::format("{} = {} (was {})", path, now, before));
+  }
+  return changes;
+}
 
 std::uint64_t Config::hash_of_changes() const {
   Values changed;

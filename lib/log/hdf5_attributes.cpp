@@ -90,4 +90,23 @@ std::optional<std::int64_t> read_int_attribute(hid_t object, const std::string& 
   return value;
 }
 
+std::optional<std::string> read_string_attribute(hid_t object, const std::string& name,
+                                                 const ReportedFile& file) {
+  const std::string what = fmt::format("cannot read attribute '{}'", name);
+  if (check(H5Aexists(object, name.c_str()), file, what) == 0) return std::nullopt;
+  const Hdf5Id attribute(check(H5Aopen(object, name.c_str(), H5P_DEFAULT), file, what), H5Aclose);
+  const Hdf5Id space(check(H5Aget_space(attribute.get()), file, what), H5Sclose);
+  const Hdf5Id stored(check(H5Aget_type(attribute.get()), file, what), H5Tclose);
+  if (H5Sget_simple_extent_npoints(space.get()) != 1 || H5Tget_class(stored.get()) != H5T_STRING ||
+      H5Tis_variable_str(stored.get()) <= 0) {
+    throw_log_error(file, fmt::format("attribute '{}' is not a single variable-length string", name));
+  }
+  const Hdf5Id type = utf8_string_type(file);
+  char* data = nullptr;
+  check(H5Aread(attribute.get(), type.get(), &data), file, what);
+  std::string value = data != nullptr ? std::string(data) : std::string();
+  H5free_memory(data);
+  return value;
+}
+
 }  // namespace lowcomm::log_detail

@@ -30,5 +30,7 @@ void write_double_attribute(hid_t object, const std::string& name, double value,
 // std::nullopt when the object has no attribute of that name.
 std::optional<std::int64_t> read_int_attribute(hid_t object, const std::string& name,
                                                const ReportedFile& file);
+std::optional<std::string> read_string_attribute(hid_t object, const std::string& name,
+                                                 const ReportedFile& file);
 
 }  // namespace lowcomm::log_detail

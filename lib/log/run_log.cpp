@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "array_datasets.hpp"
+#include "hdf5_attributes.hpp"
 #include "hdf5_handle.hpp"
 #include "lowcomm/error.hpp"
 #include "metadata_attributes.hpp"
@@ -282,6 +283,14 @@ void RunLog::close() {
   // The log counts as closed even when its last flush fails: retrying could not do better.
   const std::unique_ptr<Impl> impl = std::move(impl_);
   impl->close();
+}
+
+std::optional<std::string> read_run_config(const std::filesystem::path& path) {
+  // SWMR read: a log whose writer was killed still has the "open for writing" mark.
+  const Hdf5Id file(log_detail::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT), path,
+                                      "cannot open it as HDF5"),
+                    H5Fclose);
+  return log_detail::read_string_attribute(file.get(), "config", path);
 }
 
 }  // namespace lowcomm

@@ -117,3 +117,20 @@ TEST(OptionsSchema, ItsLimitsAreTheSchemasChecks) {
 
 }  // namespace
 }  // namespace lowcomm
+
+namespace lowcomm {
+namespace {
+
+// What a refused --resume names: each path whose value differs, with both values.
+TEST(ConfigChanges, NameEachDifferingPathWithBothValues) {
+  const std::vector<std::string> before = {"section.rate=0.5"};
+  const std::vector<std::string> after = {"section.rate=0.75", "section.k=3"};
+  const Config earlier = Config::defaults(schema_with_section(), before);
+  const Config now = Config::defaults(schema_with_section(), after);
+  EXPECT_EQ(now.changes_since(earlier),
+            (std::vector<std::string>{"section.k = 3 (was unset)", "section.rate = 0.75 (was 0.5)"}));
+  EXPECT_TRUE(now.changes_since(now).empty());
+}
+
+}  // namespace
+}  // namespace lowcomm

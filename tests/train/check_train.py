@@ -474,6 +474,7 @@ def backends(strategy):
     changed = train(moved, "--resume", *run, "--set", "compute.backend=cpu", "--set", "seed=7", check=False)
     text = changed.stdout + changed.stderr
     assert changed.returncode == 2 and "configuration differs" in text and "comm.transport may change" in text, text
+    assert "was started with: seed = 7 (was 0)" in text, text  # the key that changed, from the log
     # cuda: refused, listing the backends this build has, where the build lacks it; refused, saying
     # why, in a CUDA build without a usable device (a login node); run where a GPU is.
     cuda = train(os.path.join(WORK, "backend-cuda"), *run, "--set", "compute.backend=cuda", check=False)

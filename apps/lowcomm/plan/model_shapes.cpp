@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <fstream>
 #include <functional>
 
@@ -11,6 +13,7 @@
 #include "gpt/parameters.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/log/gradient_trace.hpp"
+#include "lowcomm/log/run_log.hpp"
 #include "train/train_keys.hpp"
 
 namespace lowcomm::cli {
@@ -113,12 +116,24 @@ std::vector<TensorInfo> json_tensors(const std::filesystem::path& file) {
   return tensors;
 }
 
+// The model a run folder trains: its config.toml (a sweep's point), else the configuration its
+// log.h5 was started with (any `lowcomm train --out` folder).
 std::vector<TensorInfo> run_folder_tensors(const std::filesystem::path& folder) {
   const std::filesystem::path file = folder / "config.toml";
-  if (!std::filesystem::exists(file)) {
-    throw ConfigError(fmt::format("{} is a folder without config.toml: give a lowcomm run folder", folder.string()));
+  if (std::filesystem::exists(file)) {
+    return gpt::ParameterLayout(model_config(Config::from_file(file.string(), train_schema()))).tensors();
   }
-  return gpt::ParameterLayout(model_config(Config::from_file(file.string(), train_schema()))).tensors();
+  const std::filesystem::path log = folder / "log.h5";
+  if (std::filesystem::exists(log)) {
+    if (const std::optional<std::string> text = read_run_config(log)) {
+      const Config config = Config::from_string(*text, train_schema(), {}, log.string() + " (its config attribute)");
+      return gpt::ParameterLayout(model_config(config)).tensors();
+    }
+    throw ConfigError(fmt::format("{} holds no configuration (no config attribute): is it a lowcomm run log?",
+                                  log.string()));
+  }
+  throw ConfigError(fmt::format("{} is a folder with neither config.toml nor log.h5: give a lowcomm run folder",
+                                folder.string()));
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
 //     list), e.g. from PyTorch: [{"name": n, "shape": list(p.shape)} for n, p in
 //     model.named_parameters()];
 //   - a gradient trace (.h5, log/gradient_trace.hpp): its tensors;
-//   - a lowcomm run folder (the one holding config.toml and checkpoints/): the model its
-//     configuration trains.
+//   - a lowcomm run folder: the model its config.toml (a sweep's point) trains, or, without one,
+//     the model of the configuration its log.h5 was started with (any `lowcomm train --out`).
 #include <string>
 #include <string_view>
 #include <vector>

@@ -195,10 +195,10 @@ class Trainer {
                                       state.integer("train/world_size")));
       }
       if (state.integer("train/config_hash") != resumable_hash(config_)) {
-        throw ConfigError(fmt::format("the configuration differs from the one {} was started with (on "
+        throw ConfigError(fmt::format("the configuration differs from the one {} was started with{} (on "
                                       "--resume only {} may change): pass the same --config and --set options, "
                                       "or start a new --out",
-                                      run_dir_.string(), resumable_key_list()));
+                                      run_dir_.string(), changed_keys(), resumable_key_list()));
       }
       const std::vector<float>& params = state.floats("model/parameters");
       if (params.size() != model_->parameters().size()) throw Error("the checkpoint's model has another size");
@@ -209,6 +209,23 @@ class Trainer {
     });
     first_step_ = *latest;
     resumed_ = true;
+  }
+
+  // ": a = 2 (was 1), ..." against the configuration the log was started with, where the log
+  // holds it ("" when it cannot be read: the refusal then names the keys that may change only).
+  std::string changed_keys() const {
+    try {
+      const std::optional<std::string> started_text = read_run_config(log_path());
+      if (!started_text) return "";
+      const Config started = Config::from_string(*started_text, train_schema());
+      const std::vector<std::string> changes =
+          config_.with(resumable_keys()).changes_since(started.with(resumable_keys()));
+      std::string list;
+      for (const std::string& change : changes) list += (list.empty() ? ": " : ", ") + change;
+      return list;
+    } catch (const Error&) {
+      return "";  // a log from another version, or damaged: the refusal stands without the list
+    }
   }
 
   // The checkpoint of `step`; one that cannot be read (damaged after it was written) is refused

@@ -116,6 +116,11 @@ class Config {
   // A checkpoint records it, so a later build with more keys still resumes the run.
   std::uint64_t hash_of_changes() const;
 
+  // What differs from `earlier` (a configuration of the same schema), one entry per concrete path
+  // in a fixed order: "path = value (was earlier's value)", "unset" for a path set on one side
+  // only. For messages such as a refused --resume.
+  std::vector<std::string> changes_since(const Config& earlier) const;
+
   // Equal when they resolve to the same values (the schemas are not compared).
   bool operator==(const Config& other) const { return values_ == other.values_; }
 

@@ -159,4 +159,9 @@ class RunLog {
   std::unique_ptr<Impl> impl_;
 };
 
+// The resolved configuration (TOML text) the run log at `path` was created with: its `config`
+// attribute, which `lowcomm plan --model DIR` and a refused --resume read. nullopt when the file
+// has none; throws LogError when it cannot be opened as HDF5.
+std::optional<std::string> read_run_config(const std::filesystem::path& path);
+
 }  // namespace lowcomm
