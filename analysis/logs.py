@@ -139,7 +139,9 @@ def read_run(path: str | os.PathLike) -> Run:
         raise LogReadError(f"unreadable: {error}") from error
 
     try:
-        config = tomllib.loads(attrs.get("config", "") or "")
+        # A resumed run's latest job says how many steps the run is meant to have (its train.steps
+        # may differ from the first job's); the other settings are the same in both.
+        config = tomllib.loads(attrs.get("latest_config") or attrs.get("config", "") or "")
     except tomllib.TOMLDecodeError as error:
         print(f"analysis: {path}: config attribute is not valid TOML ({error}); ignoring it",
               file=sys.stderr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 import tomllib
@@ -12,7 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import KILLED, PARTIAL, REPO, RUNS
+from analysis.logs import read_run
+from conftest import KILLED, PARTIAL, REPO, RUNS, _command, _env
 
 PLOTS = ["loss_vs_step", "loss_vs_bytes", "loss_vs_time", "pareto"]
 
@@ -192,3 +194,16 @@ def test_counts_say_one_run_not_one_runs():
     assert _count(1, "run") == "1 run"
     assert _count(0, "run") == "0 runs"
     assert _count(3, "method/scenario group") == "3 method/scenario groups"
+
+
+def test_a_resumed_run_is_measured_against_its_latest_target(tmp_path):
+    """Started for 2 steps, resumed for 4: complete at 4/4, not '4/2' (the latest job's train.steps)."""
+    lowcomm, mpiexec = os.environ.get("LOWCOMM"), os.environ.get("MPIEXEC", "mpiexec")
+    if not lowcomm:
+        pytest.skip("LOWCOMM is not set")
+    out = tmp_path / "resumed"
+    subprocess.run(_command(lowcomm, mpiexec, out, 2, []), check=True, env=_env(), capture_output=True)
+    resume = [a for a in _command(lowcomm, mpiexec, out, 4, []) if a != "--force"] + ["--resume"]
+    subprocess.run(resume, check=True, env=_env(), capture_output=True)
+    run = read_run(out / "log.h5")
+    assert run.planned_steps == 4 and not run.partial, (run.planned_steps, run.partial)

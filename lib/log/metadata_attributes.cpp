@@ -14,11 +14,11 @@ namespace lowcomm::log_detail {
 
 namespace {
 
-constexpr std::array<std::string_view, 13> kReservedNames = {
+constexpr std::array<std::string_view, 14> kReservedNames = {
     "format_version", "lowcomm_version",    "git_revision",        "config",
     "world_size",     "hosts",              "seed",                "start_time",
     "slurm_job_id",   "slurm_array_job_id", "slurm_array_task_id", "slurm_restart_count",
-    "resume_count"};
+    "resume_count",   "latest_config"};
 
 void write_optional(hid_t file, const std::string& name, const std::optional<std::string>& value,
                     const std::filesystem::path& path) {
@@ -68,9 +68,10 @@ void check_format_version(hid_t file, const std::filesystem::path& path) {
   }
 }
 
-void record_resume(hid_t file, const std::filesystem::path& path) {
+void record_resume(hid_t file, const std::filesystem::path& path, std::string_view latest_config) {
   const std::int64_t resumes = read_int_attribute(file, "resume_count", path).value_or(0);
   write_int_attribute(file, "resume_count", resumes + 1, path);
+  if (!latest_config.empty()) write_string_attribute(file, "latest_config", latest_config, path);
   if (const char* restarts = std::getenv("SLURM_RESTART_COUNT")) {
     write_string_attribute(file, "slurm_restart_count", restarts, path);
   }

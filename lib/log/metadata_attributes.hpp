@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string_view>
 
 #include "lowcomm/log/run_metadata.hpp"
 
@@ -21,8 +22,8 @@ void write_metadata_attributes(hid_t file, const RunMetadata& metadata,
 // Throws LogError unless the file carries the format version this code writes.
 void check_format_version(hid_t file, const std::filesystem::path& path);
 
-// Increments resume_count and, when SLURM_RESTART_COUNT is set, records it as
-// slurm_restart_count.
-void record_resume(hid_t file, const std::filesystem::path& path);
+// Increments resume_count, records the resuming job's resolved configuration as latest_config
+// (unless empty) and, when SLURM_RESTART_COUNT is set, it as slurm_restart_count.
+void record_resume(hid_t file, const std::filesystem::path& path, std::string_view latest_config);
 
 }  // namespace lowcomm::log_detail

@@ -165,7 +165,8 @@ RunLog RunLog::create(const std::filesystem::path& path, const LogSchema& schema
 }
 
 RunLog RunLog::append(const std::filesystem::path& path, const LogSchema& schema,
-                      RunLogOptions options, std::optional<std::int64_t> drop_rows_from_step) {
+                      RunLogOptions options, std::optional<std::int64_t> drop_rows_from_step,
+                      std::string_view latest_config) {
   const SilenceHdf5Errors silence;
   log_detail::validate_schema(schema);
   if (!schema.arrays.empty()) {
@@ -209,7 +210,7 @@ RunLog RunLog::append(const std::filesystem::path& path, const LogSchema& schema
   if (drop_rows_from_step) {
     for (TableDatasets& table : impl->tables) table.drop_rows_from_step(*drop_rows_from_step);
   }
-  log_detail::record_resume(file, path);
+  log_detail::record_resume(file, path, latest_config);
   start_swmr_write(file, path);
   return RunLog(std::move(impl));
 }

@@ -251,7 +251,7 @@ class Trainer {
     on_rank_zero_agreed(control(), [&] {
       const LogSchema schema = training_log_schema(mpi_.size());
       if (arguments_.resume && std::filesystem::exists(log_path())) {
-        log_.emplace(RunLog::append(log_path(), schema, {}, first_step_));
+        log_.emplace(RunLog::append(log_path(), schema, {}, first_step_, config_.to_toml()));
         require_every_row_before(first_step_);
         return;
       }

@@ -126,10 +126,13 @@ class RunLog {
   // writer must be gone). Checks the format version and that the file holds exactly `schema`'s
   // tables and columns. With drop_rows_from_step, first removes the rows of every table whose
   // "step" column is >= it (a run resumed from a checkpoint at step S logs S onwards again).
-  // Increments the root attribute resume_count and records SLURM_RESTART_COUNT when set.
+  // Increments the root attribute resume_count, records SLURM_RESTART_COUNT when set, and keeps
+  // `latest_config` (the resuming job's resolved configuration, whose train.steps may differ
+  // from the first job's) as the attribute latest_config when it is not empty.
   static RunLog append(const std::filesystem::path& path, const LogSchema& schema,
                        RunLogOptions options = {},
-                       std::optional<std::int64_t> drop_rows_from_step = std::nullopt);
+                       std::optional<std::int64_t> drop_rows_from_step = std::nullopt,
+                       std::string_view latest_config = {});
 
   RunLog(RunLog&&) noexcept;
   RunLog& operator=(RunLog&&) noexcept;
