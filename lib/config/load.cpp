@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <set>
 #include <fstream>
 #include <sstream>
 
@@ -38,32 +39,33 @@ class Resolver {
     for (const auto& [name, node] : document) walk(node, {}, name.str(), source);
   }
 
-  void add_override(std::string_view assignment) {
+  // One "section.key=value"; `source` names where it came from in messages ("--set", or an
+  // experiment file's settings).
+  void add_override(std::string_view assignment, std::string_view source) {
+    override_sources_.emplace(source);
+    const std::string_view form = source == command_line_source ? "--set section.key=value" : "section.key=value";
     const std::size_t equals = assignment.find('=');
     const std::string_view path = trim(assignment.substr(0, equals));
     if (equals == std::string_view::npos || path.empty()) {
-      error(command_line_source,
-            fmt::format("'{}' is not of the form --set section.key=value", assignment));
+      error(source, fmt::format("'{}' is not of the form {}", assignment, form));
       return;
     }
     if (!is_concrete_path(path)) {
-      error(command_line_source,
-            fmt::format("'{}' is not a key: write --set section.key=value, with segments of "
-                        "letters, digits, '_' and '-' separated by '.'",
-                        path));
+      error(source, fmt::format("'{}' is not a key: write {}, with segments of letters, digits, '_' and '-' "
+                                "separated by '.'",
+                                path, form));
       return;
     }
     const std::size_t last_dot = path.rfind('.');
     const std::string_view parent =
         last_dot == std::string_view::npos ? "" : path.substr(0, last_dot);
-    walk(override_value(trim(assignment.substr(equals + 1))), parent, path.substr(last_dot + 1),
-         command_line_source);
+    walk(override_value(trim(assignment.substr(equals + 1))), parent, path.substr(last_dot + 1), source);
   }
 
   std::map<std::string, ConfigValue, std::less<>> resolve(std::string_view main_source) {
     std::map<std::string, ConfigValue, std::less<>> values;
     for (const auto& [path, entry] : entries_) {
-      const bool from_command_line = entry.source == command_line_source;
+      const bool from_command_line = override_sources_.contains(entry.source);
       auto value = read_value(*schema_.resolve(path), entry.spelling, *entry.node, from_command_line);
       if (auto* message = std::get_if<std::string>(&value)) {
         error(entry.source, std::move(*message));
@@ -196,6 +198,7 @@ class Resolver {
   std::vector<const ConfigKey*> keys_;
   std::map<std::string, Entry, std::less<>> entries_;  // by concrete path
   std::deque<toml::table> override_holders_;  // own the --set values that entries_ points into
+  std::set<std::string, std::less<>> override_sources_;  // their values may be plain strings
   std::vector<std::string> errors_;
 };
 
@@ -221,7 +224,8 @@ Config Config::from_file(const std::filesystem::path& file, const ConfigSchema& 
 }
 
 Config Config::from_string(std::string_view toml_text, const ConfigSchema& schema,
-                           std::span<const std::string> overrides, std::string_view source_name) {
+                           std::span<const std::string> overrides, std::string_view source_name,
+                           std::span<const ConfigOverrides> more_overrides) {
   Resolver resolver(schema);
   std::optional<toml::table> document;
   try {
@@ -232,7 +236,10 @@ Config Config::from_string(std::string_view toml_text, const ConfigSchema& schem
     resolver.error(fmt::format("{}:{}:{}", source_name, begin.line, begin.column),
                    fmt::format("malformed TOML: {}", parse_error.description()));
   }
-  for (const std::string& assignment : overrides) resolver.add_override(assignment);
+  for (const ConfigOverrides& group : more_overrides) {
+    for (const std::string& assignment : group.assignments) resolver.add_override(assignment, group.source);
+  }
+  for (const std::string& assignment : overrides) resolver.add_override(assignment, command_line_source);
   // Without the file's values every key it sets would be reported missing: say only what broke.
   std::map<std::string, ConfigValue, std::less<>> values;
   if (document) values = resolver.resolve(source_name);

@@ -197,9 +197,10 @@ SweepPoint Experiment::point(std::int64_t index) const {
 }
 
 Config Experiment::config(const SweepPoint& point) const {
-  std::vector<std::string> overrides = point.settings;
-  overrides.insert(overrides.end(), extra_overrides_.begin(), extra_overrides_.end());
-  return Config::from_string(base_text_, *schema_, overrides, file_.string());
+  // The point's settings come from the file's [sweep] table, the extra ones from the command line
+  // (applied after them): each named as such in messages.
+  const std::vector<ConfigOverrides> settings = {{.assignments = point.settings, .source = "its [sweep] settings"}};
+  return Config::from_string(base_text_, *schema_, extra_overrides_, file_.string(), settings);
 }
 
 }  // namespace lowcomm::cli

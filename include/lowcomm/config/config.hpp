@@ -71,6 +71,13 @@ class ConfigSchema {
 // A value as the resolved configuration writes it (strings quoted, floats as "3.0"): for messages.
 std::string value_text(const ConfigValue& value);
 
+// "section.key=value" assignments that did not come from the command line, with the name the
+// messages give their source.
+struct ConfigOverrides {
+  std::span<const std::string> assignments;
+  std::string source;
+};
+
 // One key set to one typed value, as code (not a user) derives a configuration.
 struct ConfigSetting {
   std::string path;
@@ -84,9 +91,13 @@ class Config {
   // defaults. Throws lowcomm::ConfigError listing every problem, one per line.
   static Config from_file(const std::filesystem::path& file, const ConfigSchema& schema,
                           std::span<const std::string> overrides = {});
+  // `more_overrides` (each group named by its own source in messages, e.g. an experiment file's
+  // settings of a grid point) apply after the file and before `overrides`, the command line's
+  // ("--set" in messages), which has the last word.
   static Config from_string(std::string_view toml_text, const ConfigSchema& schema,
                             std::span<const std::string> overrides = {},
-                            std::string_view source_name = "<string>");
+                            std::string_view source_name = "<string>",
+                            std::span<const ConfigOverrides> more_overrides = {});
   static Config defaults(const ConfigSchema& schema, std::span<const std::string> overrides = {});
 
   // This configuration with `settings` applied, checked against the same schema's bounds and
