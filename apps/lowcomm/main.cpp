@@ -17,7 +17,7 @@
 
 namespace {
 
-// "lowcomm trian: no such subcommand; did you mean train?": the first word that names no
+// "lowcomm: 'trian' is not a subcommand; did you mean 'train'?": the first word that names no
 // subcommand where one is expected (CLI11 itself says only that one is required), or nullopt.
 std::optional<std::string> unknown_subcommand(CLI::App& app, int argc, char** argv) {
   CLI::App* command = &app;
