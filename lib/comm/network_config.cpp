@@ -98,6 +98,34 @@ const OptionsSchema<NetworkOptions>& network_schema() {
 
 NetworkOptions network_options(const Config& config) { return network_schema().read(config, "network"); }
 
+// comm.* and cluster.* besides the per-rank keys, declared once.
+struct CommOptions {
+  std::string transport = "mpi";
+};
+
+const OptionsSchema<CommOptions>& comm_schema() {
+  static const auto schema = OptionsSchema<CommOptions>().field(
+      "transport", &CommOptions::transport,
+      "what moves the collectives' data (counted and priced the same either way): mpi, the MPI library (any memory "
+      "it can read); nccl, NVIDIA's NCCL on each rank's GPU (a CUDA build with NCCL, compute.backend = cuda, one "
+      "GPU per rank)",
+      {.choices = {"mpi", "nccl"}});
+  return schema;
+}
+
+struct ClusterOptions {
+  double dropout = 0.0;
+};
+
+const OptionsSchema<ClusterOptions>& cluster_schema() {
+  static const auto schema = OptionsSchema<ClusterOptions>().field(
+      "dropout", &ClusterOptions::dropout,
+      "each rank is absent from each step's exchanges with this probability (drawn from the seed): its contribution "
+      "is missing, the others average without it",
+      {.min = 0.0, .max = 1.0});
+  return schema;
+}
+
 // The ranks' cloud regions: network.regions, else the scenario's.
 std::string regions_of(const NetworkOptions& network) {
   return network.regions ? *network.regions : std::string(network_scenario(network.scenario).regions);
@@ -127,11 +155,7 @@ void add_network_keys(ConfigSchema& schema) {
   every_rank_link_schema().add_to(schema, "network");
   one_rank_link_schema().add_to(schema, "network.rank.*");
   // What moves the data is not part of the modelled network, but it is the Communicator's too.
-  schema.string("comm.transport", "mpi",
-                "what moves the collectives' data (counted and priced the same either way): mpi, the MPI library "
-                "(any memory it can read); nccl, NVIDIA's NCCL on each rank's GPU (a CUDA build with NCCL, "
-                "compute.backend = cuda, one GPU per rank)",
-                {"mpi", "nccl"});
+  comm_schema().add_to(schema, "comm");
   // The ranks' compute speed prices a step on the simulated clock as the links do, so it comes
   // with the network's keys.
   schema.add({.path = "cluster.rank.*.compute_scale", .type = ValueType::Float, .default_value = 1.0,
@@ -139,10 +163,7 @@ void add_network_keys(ConfigSchema& schema) {
                              "simulated clock (network.mode = simulate)",
               .min = 1e-6});
   // Who takes part in a step's exchanges (comm/participation.hpp).
-  schema.add({.path = "cluster.dropout", .type = ValueType::Float, .default_value = 0.0,
-              .description = "each rank is absent from each step's exchanges with this probability (drawn from the "
-                             "seed): its contribution is missing, the others average without it",
-              .min = 0.0, .max = 1.0});
+  cluster_schema().add_to(schema, "cluster");
   schema.add({.path = "cluster.rank.*.absent_steps", .type = ValueType::String,
               .description = "scheduled outages of rank *: \"first-last[,first-last...]\" (steps, 0-based, inclusive)",
               .optional = true});
@@ -178,7 +199,7 @@ Participation participation_from_config(const Config& config, int world_size, st
       begin = end + 1;
     }
   }
-  return Participation(world_size, config.get_double("cluster.dropout"), std::move(outages), seed);
+  return Participation(world_size, cluster_schema().read(config, "cluster").dropout, std::move(outages), seed);
 }
 
 CommunicatorOptions communicator_options_from_config(const Config& config, int world_size) {
@@ -212,7 +233,7 @@ CommunicatorOptions communicator_options_from_config(const Config& config, int w
   if (config.has("comm.transport")) {
     // Whether this build has the transport is the Communicator's to check, when one starts
     // (`lowcomm plan` prices a configuration without moving any data).
-    options.transport = parse_transport(config.get_string("comm.transport"));
+    options.transport = parse_transport(comm_schema().read(config, "comm").transport);
     if (options.transport == Transport::Nccl && config.has("compute.backend") &&
         config.get_string("compute.backend") != "cuda") {
       throw ConfigError(fmt::format("comm.transport = \"nccl\" moves GPU memory, but compute.backend = \"{}\" "

@@ -19,6 +19,7 @@
 
 #include "bench_timing.hpp"
 #include "commands.hpp"
+#include "lowcomm/config/options_schema.hpp"
 #include "lowcomm/core/timing.hpp"
 #include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/comm/host_names.hpp"
@@ -31,6 +32,34 @@
 namespace lowcomm::cli {
 
 namespace {
+
+// bench.* of `bench collectives`, declared once (config/options_schema.hpp).
+struct CollectivesOptions {
+  std::int64_t min_bytes = 1024;
+  std::int64_t max_bytes = 4 << 20;
+  std::int64_t factor = 4;
+  std::int64_t iterations = 10;
+  std::int64_t warmup = 3;
+  std::string collectives = "all";
+};
+
+const OptionsSchema<CollectivesOptions>& collectives_schema() {
+  static const auto schema =
+      OptionsSchema<CollectivesOptions>()
+          .field("min_bytes", &CollectivesOptions::min_bytes, "smallest message size in bytes",
+                 {.min = 4.0, .max = static_cast<double>(1ll << 31)})
+          .field("max_bytes", &CollectivesOptions::max_bytes, "largest message size in bytes",
+                 {.min = 4.0, .max = static_cast<double>(1ll << 31)})
+          .field("factor", &CollectivesOptions::factor, "each size is the previous one times this",
+                 {.min = 2.0, .max = 1024.0})
+          .field("iterations", &CollectivesOptions::iterations, "timed calls per size and round",
+                 {.min = 1.0, .max = static_cast<double>(1 << 20)})
+          .field("warmup", &CollectivesOptions::warmup, "untimed calls per size before timing",
+                 {.min = 0.0, .max = static_cast<double>(1 << 20)})
+          .field("collectives", &CollectivesOptions::collectives, "which collectives to run",
+                 {.choices = {"all", "all_reduce", "all_gather"}});
+  return schema;
+}
 
 constexpr int kRounds = 3;
 
@@ -69,9 +98,8 @@ double time_calls(int iterations, const ControlChannel& control, Call&& call) {
 
 class CollectiveBench {
  public:
-  CollectiveBench(Communicator& comm, const Config& config)
-      : comm_(comm), iterations_(static_cast<int>(config.get_int("bench.iterations"))),
-        warmup_(static_cast<int>(config.get_int("bench.warmup"))) {
+  CollectiveBench(Communicator& comm, const CollectivesOptions& options)
+      : comm_(comm), iterations_(static_cast<int>(options.iterations)), warmup_(static_cast<int>(options.warmup)) {
     MPI_Comm_dup(MPI_COMM_WORLD, &raw_);
   }
   ~CollectiveBench() { MPI_Comm_free(&raw_); }
@@ -160,8 +188,9 @@ int run(const BenchArguments& arguments) {
     const ConfigSchema schema = bench_schema();
     const Config config = load_config_on_all_ranks(arguments.config, schema, mpi.control());
     std::optional<Communicator> comm;
-    const auto min_bytes = static_cast<std::uint64_t>(config.get_int("bench.min_bytes"));
-    const auto max_bytes = static_cast<std::uint64_t>(config.get_int("bench.max_bytes"));
+    const CollectivesOptions options = collectives_schema().read(config, "bench");
+    const auto min_bytes = static_cast<std::uint64_t>(options.min_bytes);
+    const auto max_bytes = static_cast<std::uint64_t>(options.max_bytes);
     agree_on_failure(mpi.control(), [&] {
       if (min_bytes > max_bytes) {
         throw ConfigError(fmt::format("bench.min_bytes ({}) is larger than bench.max_bytes ({}): "
@@ -171,7 +200,7 @@ int run(const BenchArguments& arguments) {
     });
 
     const int w = mpi.size();
-    const std::string which = config.get_string("bench.collectives");
+    const std::string& which = options.collectives;
     std::vector<Op> ops;
     if (which != "all_gather") ops.push_back(Op::AllReduce);
     if (which != "all_reduce") ops.push_back(Op::AllGather);
@@ -195,11 +224,11 @@ int run(const BenchArguments& arguments) {
       });
     }
 
-    CollectiveBench bench(*comm, config);
+    CollectiveBench bench(*comm, options);
     bool all_correct = true;
     for (Op op : ops) {
       if (mpi.rank() == 0) print_header(op, *comm, config);
-      for (std::uint64_t size = min_bytes; size <= max_bytes; size *= config.get_int("bench.factor")) {
+      for (std::uint64_t size = min_bytes; size <= max_bytes; size *= static_cast<std::uint64_t>(options.factor)) {
         const Measurement m = bench.measure(op, size);
         all_correct &= m.correct;
         if (mpi.rank() != 0) continue;
@@ -240,14 +269,7 @@ int run(const BenchArguments& arguments) {
 
 }  // namespace
 
-void add_bench_collectives_keys(ConfigSchema& schema) {
-  schema.integer("bench.min_bytes", 1024, "smallest message size in bytes", 4, 1ll << 31);
-  schema.integer("bench.max_bytes", 4 << 20, "largest message size in bytes", 4, 1ll << 31);
-  schema.integer("bench.factor", 4, "each size is the previous one times this", 2, 1024);
-  schema.integer("bench.iterations", 10, "timed calls per size and round", 1, 1 << 20);
-  schema.integer("bench.warmup", 3, "untimed calls per size before timing", 0, 1 << 20);
-  schema.string("bench.collectives", "all", "which collectives to run", {"all", "all_reduce", "all_gather"});
-}
+void add_bench_collectives_keys(ConfigSchema& schema) { collectives_schema().add_to(schema, "bench"); }
 
 void add_bench_collectives_command(CLI::App& bench) {
   CLI::App* collectives = bench.add_subcommand(

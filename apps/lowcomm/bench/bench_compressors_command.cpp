@@ -16,6 +16,7 @@
 
 #include "bench_timing.hpp"
 #include "commands.hpp"
+#include "lowcomm/config/options_schema.hpp"
 #include "lowcomm/core/timing.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/config/compute_config.hpp"
@@ -29,12 +30,32 @@
 
 namespace lowcomm::cli {
 
+namespace {
+
+// bench.* of `bench compressors`, declared once (config/options_schema.hpp).
+struct CompressorBenchOptions {
+  std::int64_t iterations = 3;
+  std::string shapes = "transformer";
+  std::string compressors = "all";
+};
+
+const OptionsSchema<CompressorBenchOptions>& compressor_bench_schema() {
+  static const auto schema =
+      OptionsSchema<CompressorBenchOptions>()
+          .field("iterations", &CompressorBenchOptions::iterations,
+                 "timed runs per compressor and shape (the best is kept)", {.min = 1.0, .max = 1000.0})
+          .field("shapes", &CompressorBenchOptions::shapes,
+                 "transformer: GPT-2 small's tensor shapes; test: two small ones for tests",
+                 {.choices = {"transformer", "test"}})
+          .field("compressors", &CompressorBenchOptions::compressors, "comma-separated compressor names, or all");
+  return schema;
+}
+
+}  // namespace
+
 void add_bench_compressors_keys(ConfigSchema& schema) {
   schema.integer("seed", 0, "shared seed given to the compressors", 0);
-  schema.integer("bench.iterations", 3, "timed runs per compressor and shape (the best is kept)", 1, 1000);
-  schema.string("bench.shapes", "transformer",
-                "transformer: GPT-2 small's tensor shapes; test: two small ones for tests", {"transformer", "test"});
-  schema.string("bench.compressors", "all", "comma-separated compressor names, or all");
+  compressor_bench_schema().add_to(schema, "bench");
 }
 
 namespace {
@@ -104,7 +125,7 @@ void run(const ConfigArguments& arguments) {
     std::vector<std::string> names;
     std::optional<Communicator> comm;
     agree_on_failure(mpi.control(), [&] {
-      names = chosen_compressors(config.get_string("bench.compressors"));
+      names = chosen_compressors(compressor_bench_schema().read(config, "bench").compressors);
       comm.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
     });
     double copy = 0, gemm = 0;
@@ -122,9 +143,10 @@ void run(const ConfigArguments& arguments) {
       std::printf("# %-9s %-12s %9s %12s %8s %10s %8s %7s %10s %9s %12s\n", "compressor", "shape", "in(MB)",
                   "payload(B)", "ratio", "time(ms)", "GB/s", "%copy", "codec(ms)", "comm(ms)", "modelled(ms)");
     }
-    const int iterations = static_cast<int>(config.get_int("bench.iterations"));
+    const CompressorBenchOptions options = compressor_bench_schema().read(config, "bench");
+    const int iterations = static_cast<int>(options.iterations);
     for (const std::string& name : names) {
-      for (const TensorInfo& tensor : shapes(config.get_string("bench.shapes"))) {
+      for (const TensorInfo& tensor : shapes(options.shapes)) {
         std::optional<Result> result;
         std::string skipped;
         agree_on_failure(mpi.control(), [&] {

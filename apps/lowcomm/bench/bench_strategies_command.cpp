@@ -13,6 +13,7 @@
 
 #include "bench_timing.hpp"
 #include "commands.hpp"
+#include "lowcomm/config/options_schema.hpp"
 #include "lowcomm/core/timing.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/config/compute_config.hpp"
@@ -22,13 +23,32 @@
 
 namespace lowcomm::cli {
 
+namespace {
+
+// bench.* of `bench strategies`, declared once (config/options_schema.hpp).
+struct StrategyBenchOptions {
+  std::int64_t iterations = 2;
+  std::string model = "gpt2-small";
+  std::string cases = "all";
+};
+
+const OptionsSchema<StrategyBenchOptions>& strategy_bench_schema() {
+  static const auto schema =
+      OptionsSchema<StrategyBenchOptions>()
+          .field("iterations", &StrategyBenchOptions::iterations, "timed steps per strategy (the best is kept)",
+                 {.min = 1.0, .max = 1000.0})
+          .field("model", &StrategyBenchOptions::model,
+                 "gpt2-small: GPT-2 124M's tensors; test: three small ones for tests (not the tiny model preset)",
+                 {.choices = {"gpt2-small", "test"}})
+          .field("cases", &StrategyBenchOptions::cases, "comma-separated case names (see --help), or all");
+  return schema;
+}
+
+}  // namespace
+
 void add_bench_strategies_keys(ConfigSchema& schema) {
   schema.integer("seed", 0, "shared seed", 0);
-  schema.integer("bench.iterations", 2, "timed steps per strategy (the best is kept)", 1, 1000);
-  schema.string("bench.model", "gpt2-small",
-                "gpt2-small: GPT-2 124M's tensors; test: three small ones for tests (not the tiny model preset)",
-                {"gpt2-small", "test"});
-  schema.string("bench.cases", "all", "comma-separated case names (see --help), or all");
+  strategy_bench_schema().add_to(schema, "bench");
 }
 
 namespace {
@@ -131,10 +151,11 @@ void run(const ConfigArguments& arguments) {
     std::vector<Case> cases;
     std::optional<Communicator> comm;
     agree_on_failure(mpi.control(), [&] {
-      cases = chosen_cases(config.get_string("bench.cases"));
+      cases = chosen_cases(strategy_bench_schema().read(config, "bench").cases);
       comm.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
     });
-    const std::vector<TensorInfo> tensors = model_tensors(config.get_string("bench.model"));
+    const StrategyBenchOptions options = strategy_bench_schema().read(config, "bench");
+    const std::vector<TensorInfo> tensors = model_tensors(options.model);
     std::size_t n = 0;
     for (const TensorInfo& t : tensors) n += static_cast<std::size_t>(t.numel());
     std::vector<float> params(n), grads(n);
@@ -143,12 +164,12 @@ void run(const ConfigArguments& arguments) {
     for (float& x : grads) x = normal(random);
     if (mpi.rank() == 0) {
       std::printf("# lowcomm bench strategies: %d ranks, %s (%zu tensors, %.1fM parameters); network: %s\n",
-                  mpi.size(), config.get_string("bench.model").c_str(), tensors.size(), static_cast<double>(n) / 1e6,
+                  mpi.size(), options.model.c_str(), tensors.size(), static_cast<double>(n) / 1e6,
                   describe_network(config).c_str());
       std::printf("# %-14s %10s %10s %10s %10s %12s %14s %9s\n", "case", "step(ms)", "codec(ms)", "comm(ms)",
                   "update(ms)", "modelled(ms)", "sent(B/step)", "vs dense");
     }
-    const int iterations = static_cast<int>(config.get_int("bench.iterations"));
+    const int iterations = static_cast<int>(options.iterations);
     double dense_sent = 0;
     for (const Case& c : cases) {
       std::ranges::fill(params, 0.0f);
