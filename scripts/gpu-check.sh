@@ -6,7 +6,7 @@
 # and 2 ranks, the collectives, compressors and strategies over NCCL at 1 rank, the model's kernels and the model against its PyTorch fixture in fp32 and bf16,
 # `lowcomm info`, the end-to-end benchmark), then `lowcomm bench compressors` and `lowcomm bench
 # model` (gpt2-124m, fp32 and bf16) on the CUDA and the Cpu backends. Sized for well under 8
-# minutes on one H200 with 16 cores (each model benchmark is cut off after 75 s). Writes its log to
+# minutes on one H200 with 16 cores (each model benchmark is cut off after 60 s). Writes its log to
 # $OUT (or ./gpu-check) as gpu-check.log.
 #
 # What it cannot measure yet: speed without host staging or page migration. The compressors'
@@ -56,7 +56,7 @@ echo "== bench compressors, CUDA backend, 1 rank (%copy: of the HBM's device-to-
 build/cuda/apps/lowcomm/lowcomm bench compressors --set compute.backend=cuda --set bench.iterations=3 || status=$?
 echo "== bench compressors, Cpu backend, 1 rank (the same run's baseline) =="
 build/cuda/apps/lowcomm/lowcomm bench compressors --set bench.iterations=3 || status=$?
-bench_model() { timeout 75 build/cuda/apps/lowcomm/lowcomm bench model "$@" || status=$?; }
+bench_model() { timeout 60 build/cuda/apps/lowcomm/lowcomm bench model "$@" || status=$?; }
 # Datasheet peaks (dense TFLOP/s) for the MFU line: bf16 on the tensor cores, fp32 without them
 # (cuBLAS's default math mode uses no TF32). Another GPU gets no MFU line.
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)

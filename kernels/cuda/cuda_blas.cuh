@@ -30,7 +30,8 @@ void row_major_gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int
 
 // The same product (batch 1) with bfloat16 operands (bits as float16.hpp's float_to_bf16 gives
 // them), fp32 alpha, beta and C, and fp32 accumulation (cublasGemmEx, CUBLAS_COMPUTE_32F: the
-// tensor cores on sm_80 and later).
+// tensor cores on sm_80 and later, which add in an order of their own; with the environment's
+// LOWCOMM_CUDA_BF16_PEDANTIC=1, CUBLAS_COMPUTE_32F_PEDANTIC: linalg.cu says why).
 void row_major_gemm_bf16(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
                          float alpha, const std::uint16_t* a, const std::uint16_t* b, float beta, float* c);
 

@@ -4,8 +4,10 @@
 // row-major product that dct.cu shares (cuda_blas.cuh). Messages are built with std::string: fmt
 // 9's compile-time format strings do not build under nvcc.
 #include <cmath>
+#include <cstdlib>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "cuda_blas.cuh"
 #include "cuda_memory.cuh"
@@ -58,6 +60,19 @@ void row_major_gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int
   }
 }
 
+// The tensor cores (CUBLAS_COMPUTE_32F) add the bf16 products in an order and with an alignment of
+// their own, not as fp32 additions one by one; seen on an H200, that moves a bf16 model's stored
+// activations across bf16 rounding boundaries often enough to put its logits 0.16 of the way from
+// PyTorch's bf16 result towards its fp32 one (rms). LOWCOMM_CUDA_BF16_PEDANTIC=1 asks cuBLAS for
+// CUBLAS_COMPUTE_32F_PEDANTIC instead, which matched PyTorch's host result to 2e-7: for checking a
+// bf16 run against a reference, at the tensor cores' speed lost. Read at every product, so a test
+// can switch it.
+static cublasComputeType_t bf16_compute_type() {
+  const char* pedantic = std::getenv("LOWCOMM_CUDA_BF16_PEDANTIC");
+  const bool on = pedantic != nullptr && *pedantic != '\0' && std::string_view(pedantic) != "0";
+  return on ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
+}
+
 void row_major_gemm_bf16(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
                          float alpha, const std::uint16_t* a, const std::uint16_t* b, float beta, float* c) {
   const cublasOperation_t op_a = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -65,7 +80,7 @@ void row_major_gemm_bf16(bool transpose_a, bool transpose_b, std::int64_t m, std
   const std::int64_t row_a = transpose_a ? m : k;
   const std::int64_t row_b = transpose_b ? k : n;
   check(cublasGemmEx_64(blas_handle(), op_b, op_a, n, m, k, &alpha, b, CUDA_R_16BF, row_b, a, CUDA_R_16BF, row_a,
-                        &beta, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                        &beta, c, CUDA_R_32F, n, bf16_compute_type(), CUBLAS_GEMM_DEFAULT),
         "cublasGemmEx_64 (bf16)");
 }
 
