@@ -21,9 +21,12 @@ link_if_absent "$runtime/usr/bin/orterun" /usr/bin/mpiexec
 link_if_absent "$(command -v cmake)" /usr/bin/cmake
 link_if_absent "$(command -v ctest)" /usr/bin/ctest
 
-# Open MPI and PMIx relocated to the bundle; Debian's MCA defaults (/etc/openmpi) as variables.
+# Open MPI relocated to the bundle (OPAL_PREFIX); PMIx's plugins named by their folder, since no
+# variable relocates Debian's PMIx and a GPU machine may have another PMIx's plugins at the same
+# path (seen on the H200 image: one of them failed to load); Debian's MCA defaults (/etc/openmpi)
+# as variables.
 export OPAL_PREFIX=$runtime/usr
-export PMIX_INSTALL_PREFIX=$runtime/usr/lib/x86_64-linux-gnu/pmix2
+export PMIX_MCA_mca_base_component_path=$runtime/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
 export PATH=$runtime/usr/bin:$PATH
 export OMPI_MCA_btl_base_warn_component_unused=0 OMPI_MCA_mtl='^ofi' OMPI_MCA_btl='^uct,openib,ofi'
 export OMPI_MCA_pml='^ucx' OMPI_MCA_osc='^ucx,pt2pt' OMPI_MCA_btl_vader_single_copy_mechanism=none
@@ -32,7 +35,7 @@ export OMPI_MCA_pml='^ucx' OMPI_MCA_osc='^ucx,pt2pt' OMPI_MCA_btl_vader_single_c
 nccl=$(find /usr/local/cuda/lib64/ /usr/lib/x86_64-linux-gnu/ /opt /usr/local/lib -name 'libnccl.so.2*' \
             2>/dev/null | head -1 || true)
 export LD_LIBRARY_PATH=$runtime/lib:$runtime/usr/lib/x86_64-linux-gnu/openmpi/lib:/usr/local/cuda/lib64${nccl:+:$(dirname "$nccl")}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-echo "# prebuilt bundle: built in $built_in; NCCL from ${nccl:-nowhere}"
+echo "# prebuilt bundle: $(build/cuda/apps/lowcomm/lowcomm info | head -1), built in $built_in; NCCL from ${nccl:-nowhere}"
 if ldd build/cuda/apps/lowcomm/lowcomm | grep 'not found'; then
   echo "gpu-check: the bundle's programs miss the libraries above on this machine" >&2
 fi
