@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <mutex>
 
 #include "lowcomm/compress/error_feedback.hpp"
@@ -39,11 +41,19 @@ void CompressorRegistry::add_config_keys(ConfigSchema& schema, std::string_view 
   }
 }
 
+CompressorSelection compressor_selection(const Config& config, std::string_view prefix) {
+  const double bucket_mb = config.get_double(fmt::format("{}.bucket_mb", prefix));
+  return {.name = config.get_string(fmt::format("{}.name", prefix)),
+          .granularity = parse_granularity(config.get_string(fmt::format("{}.granularity", prefix))),
+          .bucket_bytes = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(bucket_mb * 1024.0 * 1024.0)))};
+}
+
 std::unique_ptr<Compressor> CompressorRegistry::create(const Config& config, std::string_view prefix) const {
-  const CompressorInfo& info = find(config.get_string(fmt::format("{}.name", prefix)));
+  const CompressorSelection selection = compressor_selection(config, prefix);
+  const CompressorInfo& info = find(selection.name);
   const CompressorParameters parameters(config, fmt::format("{}.{}", prefix, info.name));
   std::unique_ptr<Compressor> compressor = info.create(parameters);
-  const Granularity granularity = parse_granularity(config.get_string(fmt::format("{}.granularity", prefix)));
+  const Granularity granularity = selection.granularity;
   if (!compressor->supports(granularity)) {
     throw ConfigError(fmt::format("compressor '{}' does not support {}.granularity = \"{}\"", info.name,
                                   prefix, to_string(granularity)));

@@ -11,11 +11,6 @@
 
 namespace lowcomm::strategy {
 
-std::uint64_t bucket_bytes(const Config& config) {
-  const double bucket_mb = config.get_double("compressor.bucket_mb");
-  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(bucket_mb * 1024.0 * 1024.0)));
-}
-
 std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& setup, PlannedSync planned) {
   if (planned.first + planned.count > setup.tensors.size()) {
     throw Error(fmt::format("a planned exchange of tensors [{}, {}) of a model with {}", planned.first,
@@ -30,9 +25,9 @@ std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& s
 }
 
 PlannedSync planned_sync(const Config& config, std::size_t tensors) {
+  const CompressorSelection selection = compressor_selection(config);
   return {.first = 0, .count = tensors, .compressor = CompressorRegistry::global().create(config),
-          .granularity = parse_granularity(config.get_string("compressor.granularity")),
-          .bucket_bytes = bucket_bytes(config), .period = 1};
+          .granularity = selection.granularity, .bucket_bytes = selection.bucket_bytes, .period = 1};
 }
 
 std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& setup) {

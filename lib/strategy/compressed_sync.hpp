@@ -9,9 +9,6 @@
 
 namespace lowcomm::strategy {
 
-// compressor.bucket_mb in bytes (at least 1).
-std::uint64_t bucket_bytes(const Config& config);
-
 // The whole model's tensors through the compressor setup.config names, every step.
 PlannedSync planned_sync(const Config& config, std::size_t tensors);
 std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& setup);

@@ -50,13 +50,13 @@ struct Bucket {
 };
 
 // Each refusal gives its own reason: the compressor, then the granularity.
-void check_overlap_settings(const Config& config) {
-  if (const std::string& name = config.get_string("compressor.name"); name != "none") {
+void check_overlap_settings(const CompressorSelection& selection) {
+  if (const std::string& name = selection.name; name != "none") {
     throw ConfigError(fmt::format(
         "strategy.data_parallel.overlap needs compressor.name = \"none\" (got \"{}\"): a compressor with error "
         "feedback would keep state from buckets sent before a step is cancelled for NaN/Inf", name));
   }
-  if (const std::string& granularity = config.get_string("compressor.granularity"); granularity != "bucket") {
+  if (const std::string_view granularity = to_string(selection.granularity); granularity != "bucket") {
     throw ConfigError(fmt::format(
         "strategy.data_parallel.overlap needs compressor.granularity = \"bucket\" (got \"{}\"): the overlap sends "
         "each bucket (compressor.bucket_mb) as soon as the backward pass has finished its gradients", granularity));
@@ -70,9 +70,10 @@ std::vector<PlannedSync> data_parallel_syncs(const Config& config, std::span<con
     syncs.push_back(planned_sync(config, tensors.size()));
     return syncs;
   }
-  check_overlap_settings(config);
+  const CompressorSelection selection = compressor_selection(config);
+  check_overlap_settings(selection);
   const Config whole = config.with(std::vector<ConfigSetting>{{"compressor.granularity", std::string("global")}});
-  for (const std::vector<std::size_t>& members : bucket_partition(tensors, bucket_bytes(config))) {
+  for (const std::vector<std::size_t>& members : bucket_partition(tensors, selection.bucket_bytes)) {
     PlannedSync sync = planned_sync(whole, members.size());
     sync.first = members.front();  // buckets are consecutive tensors
     syncs.push_back(std::move(sync));
@@ -84,7 +85,7 @@ class DataParallel final : public Strategy {
  public:
   explicit DataParallel(const StrategySetup& setup)
       : sync_(make_compressed_sync(setup)),
-        optimizer_(make_optimizer(setup.config, setup.execution)),
+        optimizer_(make_optimizer(setup.config, {.execution = setup.execution, .tensors = setup.tensors})),
         aggregate_(setup.tensors, setup.execution.backend) {
     if (!data_parallel_options(setup.config).overlap) return;
     if (setup.gradients_clipped) {

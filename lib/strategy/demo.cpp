@@ -27,6 +27,7 @@
 #include "builtins.hpp"
 #include "compressed_sync.hpp"
 #include "tensor_buffers.hpp"
+#include "lowcomm/compress/dct_topk_options.hpp"
 #include "lowcomm/compress/error_feedback.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/core/tensor.hpp"
@@ -77,7 +78,8 @@ const OptionsSchema<DemoOptions>& demo_schema() {
 Config transport_config(const Config& config, const DemoOptions& options) {
   const std::string& transport = options.transport;
   CompressorRegistry::global().find(transport);  // ConfigError listing them when unknown
-  const std::string& named = config.get_string("compressor.name");
+  const CompressorSelection selection = compressor_selection(config);
+  const std::string& named = selection.name;
   if (named != "none" && named != transport) {
     throw ConfigError(fmt::format(
         "strategy demo sends its momentum through strategy.demo.transport = \"{}\", so "
@@ -89,7 +91,7 @@ Config transport_config(const Config& config, const DemoOptions& options) {
                                       {fmt::format("compressor.{}.error_feedback", transport), false}};
   if (transport == "dct_topk") {
     settings.push_back({"compressor.granularity", std::string("tensor")});
-  } else if (const std::string& wire = config.get_string("compressor.dct_topk.wire"); wire != "reference") {
+  } else if (const std::string wire = dct_topk_options(config).wire; wire != "reference") {
     throw ConfigError(fmt::format("strategy.demo.wire (compressor.dct_topk.wire) = \"{}\" applies to the dct_topk "
                                   "transport only; transport \"{}\" is set up by its compressor.{}.* keys",
                                   wire, transport, transport));
@@ -144,7 +146,7 @@ class Demo final : public Strategy {
         aggregate_(setup.tensors, backend_) {
     sync_ = make_compressed_sync(setup, std::move(demo_syncs(setup.config, setup.tensors).front()));
     if (options_.transport == "dct_topk") {
-      warn_about_small_blocks(setup, setup.config.get_int("compressor.dct_topk.chunk"));
+      warn_about_small_blocks(setup, dct_topk_options(setup.config).chunk);
     }
   }
 

@@ -36,7 +36,7 @@ std::unique_ptr<Strategy> StrategyRegistry::create(const StrategySetup& setup) c
 
 std::string StrategyRegistry::transport(const Config& config) const {
   const StrategyInfo& info = find(config.get_string("strategy.name"));
-  return info.transport ? info.transport(config) : config.get_string("compressor.name");
+  return info.transport ? info.transport(config) : compressor_selection(config).name;
 }
 
 void add_strategy_keys(ConfigSchema& schema, std::string_view default_optimizer) {

@@ -98,10 +98,10 @@ Result measure(Communicator& comm, const Config& config, const std::string& name
                int iterations) {
   const ConfigSchema schema = bench_compressors_schema();
   const Config own = Config::from_string(config.to_toml(), schema, std::vector<std::string>{"compressor.name=" + name});
-  CompressedAllReduce sync(comm, CompressorRegistry::global().create(own), {tensor},
-                           parse_granularity(own.get_string("compressor.granularity")),
-                           static_cast<std::uint64_t>(own.get_double("compressor.bucket_mb") * 1024 * 1024),
-                           static_cast<std::uint64_t>(own.get_int("seed")), execution_context_from_config(own));
+  const CompressorSelection selection = compressor_selection(own);
+  CompressedAllReduce sync(comm, CompressorRegistry::global().create(own), {tensor}, selection.granularity,
+                           selection.bucket_bytes, static_cast<std::uint64_t>(own.get_int("seed")),
+                           execution_context_from_config(own));
   std::mt19937 random(static_cast<unsigned>(comm.rank() + 1));
   std::normal_distribution<float> normal;
   std::vector<float> gradient(static_cast<std::size_t>(tensor.numel())), aggregate(gradient.size());
@@ -135,7 +135,7 @@ void run(const ConfigArguments& arguments) {
       gemm = measure_sgemm_gflops(execution);
       std::printf("# lowcomm bench compressors: %d ranks x %d threads; network: %s; granularity %s\n", mpi.size(),
                   omp_get_max_threads(), describe_network(config).c_str(),
-                  config.get_string("compressor.granularity").c_str());
+                  std::string(to_string(compressor_selection(config).granularity)).c_str());
       std::printf("# this node: copy %.2f GB/s (%s); sgemm %.1f GFLOP/s (768^3, %s kernel)\n", copy,
                   copy_bandwidth_method(execution).c_str(), gemm, config.get_string("compute.backend").c_str());
       std::printf("# cpu kernels: matrix products %s; vector loops %s\n",

@@ -31,6 +31,7 @@
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/config/options_schema.hpp"
+#include "lowcomm/compress/registry.hpp"
 #include "lowcomm/strategy/registry.hpp"
 #include "lowcomm/log/gradient_trace.hpp"
 #include "lowcomm/comm/host_names.hpp"
@@ -186,7 +187,7 @@ int run(const ReplayArguments& arguments) {
     std::optional<Communicator> comm;
     std::unique_ptr<Strategy> strategy;
     const std::string strategy_name = config.get_string("strategy.name");
-    const std::string compressor_name = config.get_string("compressor.name");
+    const CompressorSelection compressor = compressor_selection(config);
     agree_on_failure(mpi.control(), [&] {
       if (total > INT_MAX) {
         throw Error(fmt::format("the trace's tensors hold {} values per rank; replay handles at "
@@ -230,7 +231,7 @@ int run(const ReplayArguments& arguments) {
       metadata.extra = {{"kind", "replay"},
                         {"trace", std::filesystem::absolute(arguments.trace).string()},
                         {"strategy", strategy_name},
-                        {"compressor", compressor_name},
+                        {"compressor", compressor.name},
                         {"network", describe_network(config)}};
       output.emplace(out, tensors, steps, metadata, dense_sent);
       // Every rank starts from the same values, read from the same file.
@@ -342,7 +343,7 @@ int run(const ReplayArguments& arguments) {
           std::accumulate(dense_sent.begin(), dense_sent.end(), 0.0) / static_cast<double>(w);
       std::printf("lowcomm replay: %lld step%s of %d rank%s through strategy '%s', compressor "
                   "'%s' (%s); network %s\n", static_cast<long long>(steps), steps == 1 ? "" : "s", w, w == 1 ? "" : "s",
-                  strategy_name.c_str(), compressor_name.c_str(), config.get_string("compressor.granularity").c_str(),
+                  strategy_name.c_str(), compressor.name.c_str(), std::string(to_string(compressor.granularity)).c_str(),
                   describe_network(config).c_str());
       std::printf("  bytes sent per rank and step: %.0f (dense float32 all-reduce: %.0f%s)\n",
                   sum_sent / cells, dense_mean,

@@ -20,6 +20,17 @@ namespace lowcomm {
 // A compressor's own configuration keys (compressor.<name>.*), read from a resolved Config.
 using CompressorParameters = ComponentParameters;
 
+// The compressor section's own keys, read once: which compressor (<prefix>.name), how tensors
+// are grouped (<prefix>.granularity) and the bucket cap (<prefix>.bucket_mb, in bytes, at least 1).
+// Their schema depends on what is registered (plug-ins too), so it is built by the registry
+// (add_config_keys) rather than declared once as an OptionsSchema.
+struct CompressorSelection {
+  std::string name;
+  Granularity granularity = Granularity::PerTensor;
+  std::uint64_t bucket_bytes = 1;
+};
+CompressorSelection compressor_selection(const Config& config, std::string_view prefix = "compressor");
+
 struct CompressorInfo {
   std::string name;
   std::string description;

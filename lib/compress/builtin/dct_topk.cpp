@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "builtins.hpp"
+#include "lowcomm/compress/dct_topk_options.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/blocks.hpp"
 #include "lowcomm/kernels/dct_topk.hpp"
@@ -141,12 +142,6 @@ class DctTopK final : public CompressorWith<Buffers> {
   WireFormat format_;
 };
 
-struct DctTopKOptions {
-  std::int64_t topk = 32;
-  std::int64_t chunk = 64;
-  std::string wire = "reference";
-};
-
 const OptionsSchema<DctTopKOptions>& dct_topk_schema() {
   static const auto schema =
       OptionsSchema<DctTopKOptions>()
@@ -176,3 +171,11 @@ CompressorInfo dct_topk_compressor() {
 }
 
 }  // namespace lowcomm::builtin
+
+namespace lowcomm {
+
+DctTopKOptions dct_topk_options(const Config& config, std::string_view prefix) {
+  return builtin::dct_topk_schema().read(ComponentParameters(config, fmt::format("{}.dct_topk", prefix)));
+}
+
+}  // namespace lowcomm
