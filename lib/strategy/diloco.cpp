@@ -143,7 +143,7 @@ std::vector<PlannedSync> diloco_syncs(const Config& config, std::span<const Tens
 class Diloco final : public Strategy {
  public:
   Diloco(const StrategySetup& setup, DilocoOptions options)
-      : options_(options), optimizer_(make_optimizer(setup.config, setup.execution)) {
+      : options_(options), optimizer_(make_optimizer(setup.config, {.execution = setup.execution, .tensors = setup.tensors})) {
     for (PlannedSync& planned : diloco_syncs(setup.config, setup.tensors)) {
       Fragment& fragment = fragments_.emplace_back();
       fragment.first = planned.first;

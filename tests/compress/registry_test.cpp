@@ -131,7 +131,7 @@ TEST(OptimizerRegistry, APluggedInOptimizerIsMadeByName) {
   };
   RegisterOptimizer registration{
       {.name = "halve_test", .description = "for tests", .parameters = {},
-       .create = [](const OptimizerParameters&, const ExecutionContext&) -> std::unique_ptr<Optimizer> {
+       .create = [](const OptimizerParameters&, const OptimizerSetup&) -> std::unique_ptr<Optimizer> {
          return std::make_unique<Halve>();
        }}};
   EXPECT_TRUE(take_registration_errors().empty());

@@ -13,6 +13,7 @@
 #include "lowcomm/config/config.hpp"
 #include "lowcomm/kernels/execution_context.hpp"
 #include "lowcomm/core/registry.hpp"
+#include "lowcomm/core/tensor.hpp"
 #include "lowcomm/optim/optimizer.hpp"
 
 namespace lowcomm {
@@ -20,14 +21,22 @@ namespace lowcomm {
 // An optimizer's own configuration keys (<prefix>.<name>.*); prefix() names them in errors.
 using OptimizerParameters = ComponentParameters;
 
+// What an optimizer is made for. `execution` says where the parameters live and the kernels run
+// (the built-ins keep their state there; an optimizer that computes on the host may ignore it).
+// `tensors` are the names and shapes of the tensors step() will receive, in that order: an
+// optimizer that treats tensors by their shape or role (Muon: its 2-D weights) reads them, and
+// refuses to be made without them; the strategies always pass them.
+struct OptimizerSetup {
+  ExecutionContext execution;
+  std::vector<TensorInfo> tensors;
+};
+
 struct OptimizerInfo {
   std::string name;
   std::string description;
   std::vector<ConfigKey> parameters;  // paths relative to <prefix>.<name>, e.g. "beta1"
-  // Throws ConfigError naming the key for a value the optimizer rejects. The execution context
-  // says where the parameters live and the kernels run (the built-ins keep their state there); an
-  // optimizer that computes on the host may ignore it.
-  std::function<std::unique_ptr<Optimizer>(const OptimizerParameters&, const ExecutionContext&)> create;
+  // Throws ConfigError naming the key for a value the optimizer rejects.
+  std::function<std::unique_ptr<Optimizer>(const OptimizerParameters&, const OptimizerSetup&)> create;
 };
 
 // add, find, all and names: core/registry.hpp.
@@ -41,8 +50,8 @@ class OptimizerRegistry : public Registry<OptimizerInfo> {
   // Adds <prefix>.name (default `default_name`) and every optimizer's parameters.
   void add_config_keys(ConfigSchema& schema, std::string_view prefix, std::string_view default_name) const;
 
-  // The optimizer <prefix>.name names, computing on `execution`'s backend.
-  std::unique_ptr<Optimizer> create(const Config& config, const ExecutionContext& execution,
+  // The optimizer <prefix>.name names, made for `setup`.
+  std::unique_ptr<Optimizer> create(const Config& config, const OptimizerSetup& setup,
                                     std::string_view prefix) const;
 };
 
@@ -54,7 +63,7 @@ struct RegisterOptimizer {
 // The global registry's add_config_keys and create.
 void add_optimizer_keys(ConfigSchema& schema, std::string_view prefix = "optimizer",
                         std::string_view default_name = "adamw");
-std::unique_ptr<Optimizer> make_optimizer(const Config& config, const ExecutionContext& execution = {},
+std::unique_ptr<Optimizer> make_optimizer(const Config& config, const OptimizerSetup& setup = {},
                                           std::string_view prefix = "optimizer");
 
 }  // namespace lowcomm
