@@ -48,7 +48,9 @@ for f in "${elves[@]}"; do ldd "$f" 2>/dev/null; done |
 
 mkdir -p gpu-bundle
 # One archive, both trees at their places relative to the repository root and to runtime/.
-tar -cJf gpu-bundle/bundle.tar.xz --exclude='*.o' --exclude='*.a' --exclude='build/cuda/*/CMakeFiles' \
-    --exclude='build/cuda/CMakeFiles' build/cuda -C "$stage" runtime
+# Left out: object files, CMake's own files, and what earlier test runs wrote (tests/train/runs and
+# other runs/ folders, logs and checkpoints), which can be gigabytes.
+tar -cJf gpu-bundle/bundle.tar.xz --exclude='*.o' --exclude='*.a' --exclude=CMakeFiles --exclude=runs \
+    --exclude=Testing --exclude='*.h5' build/cuda -C "$stage" runtime
 echo "gpu-bundle: gpu-bundle/bundle.tar.xz, $(du -h gpu-bundle/bundle.tar.xz | cut -f1)" \
      "($(ls "$runtime/lib" | wc -l) libraries; built from $(grep '^CMAKE_HOME_DIRECTORY' build/cuda/CMakeCache.txt | cut -d= -f2))"
