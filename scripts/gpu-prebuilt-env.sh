@@ -3,11 +3,19 @@
 # the environment that lets them run on a GPU machine without Debian's packages.
 bundle=gpu-bundle/bundle.tar.xz
 [ -f "$bundle" ] || { echo "gpu-check: $bundle is missing; make it with scripts/gpu-bundle.sh" >&2; exit 2; }
+# build/cuda is replaced, so only one that an earlier unpacking left (the marker) may be there: a
+# build made on this machine is never thrown away.
+if [ -e build/cuda ] && [ ! -e build/cuda/.from-gpu-bundle ]; then
+  echo "gpu-check: build/cuda is a build of this machine; --prebuilt would replace it with the bundle's." >&2
+  echo "Run --prebuilt on the GPU machine, or move build/cuda away first." >&2
+  exit 2
+fi
 unpacked=/tmp/lowcomm-gpu-bundle
 rm -rf "$unpacked" build/cuda
 mkdir -p "$unpacked" build
 tar -xJf "$bundle" -C "$unpacked"
 mv "$unpacked/build/cuda" build/cuda
+touch build/cuda/.from-gpu-bundle
 runtime=$unpacked/runtime
 
 # CTest's files name the source and build trees by the absolute paths of the machine that built
