@@ -10,7 +10,11 @@ A label is ``<strategy>/<compressor> <parameters>``:
   ``chunk=``, ``wire=``, ``stale`` when not at their defaults; another transport shows its own
   parameters (``demo/topk ratio=0.01``);
 - ``diloco H=<inner_steps>/<compressor>``, with ``F=`` (streaming fragments), ``tau=`` and
-  ``alpha=`` when not at their defaults: ``diloco H=50 F=2/none bf16``.
+  ``alpha=`` when not at their defaults: ``diloco H=50 F=2/none bf16``;
+- ``desloc Kx=<param_period> Ku=<first_moment_period> Kv=<second_moment_period>/<compressor>``.
+
+A local optimizer other than the default AdamW follows the strategy's part, for every strategy
+that has one (all but demo): ``data_parallel muon/none``, ``diloco H=30 muon/topk ratio=0.1``.
 
 Compressor keys printed only when not at their default: ``no-EF``/``EF`` (error feedback),
 value types other than fp32.
@@ -110,6 +114,8 @@ def method_label(config: dict, attrs: dict | None = None) -> str:
         if demo.get("compression_decay", 0.999) != 0.999:
             parts.append(f"beta={_fmt(demo['compression_decay'])}")
         return "demo/" + " ".join(parts)
+    optimizer = _get(config, "optimizer.name", attrs.get("optimizer", "adamw"))
+    head = [strategy]
     if strategy == "diloco":
         d = config.get("strategy", {}).get("diloco", {})
         head = [f"diloco H={_fmt(d.get('inner_steps', 500))}"]
@@ -119,8 +125,13 @@ def method_label(config: dict, attrs: dict | None = None) -> str:
             head.append(f"tau={_fmt(d['overlap_steps'])}")
         if d.get("alpha", 1.0) != 1.0:
             head.append(f"alpha={_fmt(d['alpha'])}")
-        return " ".join(head) + "/" + _compressor_part(config, compressor)
-    return f"{strategy}/" + _compressor_part(config, compressor)
+    elif strategy == "desloc":
+        d = config.get("strategy", {}).get("desloc", {})
+        head = [f"desloc Kx={_fmt(d.get('param_period', 16))} Ku={_fmt(d.get('first_moment_period', 48))} "
+                f"Kv={_fmt(d.get('second_moment_period', 96))}"]
+    if optimizer != "adamw":
+        head.append(optimizer)
+    return " ".join(head) + "/" + _compressor_part(config, compressor)
 
 
 def _flatten(config: dict, prefix: str = "") -> dict:

@@ -62,6 +62,12 @@ void AdamW::step(std::span<const std::span<float>> params,
   steps_ = t;
 }
 
+std::vector<std::span<float>> AdamW::state_views(std::string_view buffer) {
+  if (buffer == "exp_avg") return exp_avg_.views;
+  if (buffer == "exp_avg_sq") return exp_avg_sq_.views;
+  return {};
+}
+
 void AdamW::save_state(StateDict& state, std::string_view prefix) const {
   save_common(state, prefix, steps_, sizes_);
   save_buffers(state, prefix, "exp_avg", exp_avg_);

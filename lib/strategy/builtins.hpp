@@ -9,5 +9,6 @@ namespace lowcomm::strategy {
 StrategyInfo data_parallel_strategy();  // data_parallel.cpp
 StrategyInfo demo_strategy();           // demo.cpp
 StrategyInfo diloco_strategy();         // diloco.cpp
+StrategyInfo desloc_strategy();         // desloc.cpp
 
 }  // namespace lowcomm::strategy

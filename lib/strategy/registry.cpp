@@ -54,6 +54,7 @@ void register_builtin_strategies(StrategyRegistry& registry) {
   registry.add(strategy::data_parallel_strategy());
   registry.add(strategy::demo_strategy());
   registry.add(strategy::diloco_strategy());
+  registry.add(strategy::desloc_strategy());
 }
 
 }  // namespace lowcomm

@@ -43,6 +43,10 @@ expect(rows, "dense", "comm_s", 6 * (0.010 + n / 1.25e8), 1e-12)
 expect(rows, "bf16", "payload_bytes", 2 * n)
 expect(rows, "diloco", "syncs_per_step", 1 / 50, 1e-15)
 expect(rows, "diloco", "payload_bytes", 4 * n / 50, 1e-15)
+# DES-LOC: the parameters every K_x = 16 steps, AdamW's moments every 48 and 96 (its defaults).
+rows = plan("--model", "tiny", "--world-size", "4", "--method", "desloc: strategy.name=desloc")
+expect(rows, "desloc", "syncs_per_step", 1 / 16 + 1 / 48 + 1 / 96, 1e-15)
+expect(rows, "desloc", "payload_bytes", 4 * n * (1 / 16 + 1 / 48 + 1 / 96), 1e-15)
 
 # The priced step: PowerSGD sends the dense gradient before its start_step, factors after.
 rows = plan("--model", "tiny", "--world-size", "4", "--step", "0",

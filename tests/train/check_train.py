@@ -66,6 +66,10 @@ STRATEGY = {
                "--set", "strategy.diloco.outer_momentum=0.5", "--set", "strategy.diloco.outer_lr=1",
                "--set", "compressor.name=topk", "--set", "compressor.topk.ratio=0.1",
                "--set", "compressor.topk.error_feedback=true"],
+    # DES-LOC: parameters averaged every 4 steps, AdamW's moments every 12 and 24.
+    "desloc": ["--set", "strategy.name=desloc", "--set", "strategy.desloc.param_period=4",
+               "--set", "strategy.desloc.first_moment_period=12", "--set", "strategy.desloc.second_moment_period=24",
+               "--set", "schedule.lr=3e-3"],
     "diloco_streaming": ["--set", "strategy.name=diloco", "--set", "strategy.diloco.inner_steps=4",
                          "--set", "strategy.diloco.fragments=2", "--set", "strategy.diloco.overlap_steps=1",
                          "--set", "strategy.diloco.alpha=0.5", "--set", "compressor.name=topk",
@@ -115,8 +119,10 @@ def learn(method):
     assert val[-1] < uniform - 0.6, f"did not learn: {val[-1]:.3f} vs uniform {uniform:.3f}"
     assert val[-1] > floor, "below the entropy floor: the validation set leaks"
     assert sent.shape == (100, RANKS)
-    if strategy == "diloco":  # bytes only every H = 5 steps
-        synced = [s for s in range(100) if (s + 1) % 5 == 0]
+    period = {"diloco": setting(method, "strategy.diloco.inner_steps"),
+              "desloc": setting(method, "strategy.desloc.param_period")}.get(strategy)
+    if period:  # bytes only every H steps (DES-LOC: its moments' periods are multiples of K_x)
+        synced = [s for s in range(100) if (s + 1) % int(period) == 0]
         assert (sent[synced] > 0).all() and np.delete(sent, synced, axis=0).sum() == 0, sent[:10]
     else:
         assert (sent > 0).all()

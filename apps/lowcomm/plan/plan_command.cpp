@@ -48,6 +48,7 @@ const std::vector<std::string> kDefaultMethods = {
     "topk: strategy.name=data_parallel compressor.name=topk",
     "powersgd: strategy.name=data_parallel compressor.name=powersgd",
     "diloco: strategy.name=diloco",
+    "desloc: strategy.name=desloc",
 };
 
 Method parse_method(const std::string& text) {
@@ -156,7 +157,7 @@ void add_plan_command(CLI::App& app) {
       ->capture_default_str();
   plan->add_option("--method", arguments.methods,
                    "\"LABEL: KEY=VALUE ...\": a method, as settings over the configuration (repeatable; default: "
-                   "dense, dense-bf16, demo, topk, powersgd, diloco at their defaults)")
+                   "dense, dense-bf16, demo, topk, powersgd, diloco, desloc at their defaults)")
       ->type_name("SPEC")
       ->allow_extra_args(false);
   plan->add_option("--baseline", arguments.baseline, "the method the ratios divide (default: the first)")

@@ -33,6 +33,8 @@ class AdamW final : public Optimizer {
   std::int64_t steps() const override { return steps_; }
   void save_state(StateDict& state, std::string_view prefix) const override;
   void load_state(const StateDict& state, std::string_view prefix) override;
+  // "exp_avg" (m) and "exp_avg_sq" (v).
+  std::vector<std::span<float>> state_views(std::string_view buffer) override;
 
  private:
   AdamWOptions options_;

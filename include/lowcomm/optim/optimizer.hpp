@@ -44,6 +44,15 @@ class Optimizer {
   virtual void save_state(StateDict& state, std::string_view prefix) const = 0;
   virtual void load_state(const StateDict& state, std::string_view prefix) = 0;
 
+  // One of the optimizer's state buffers by its name in the checkpoint ("exp_avg", "exp_avg_sq"),
+  // a span per tensor in step() order, for a strategy that averages optimizer state across ranks
+  // (DES-LOC). Empty before the first step and for a buffer the optimizer does not keep (the
+  // default: none).
+  virtual std::vector<std::span<float>> state_views(std::string_view buffer) {
+    (void)buffer;
+    return {};
+  }
+
  protected:
   using Sizes = std::vector<std::size_t>;
   // One state buffer (a momentum, a moment) per tensor, all of them back to back in one
