@@ -38,6 +38,10 @@ void CompressorRegistry::add_config_keys(ConfigSchema& schema, std::string_view 
     }
     schema.boolean(fmt::format("{}.{}.error_feedback", prefix, info->name), info->error_feedback_by_default,
                    "keep what was not transmitted and add it to the next step's gradient");
+    schema.real(fmt::format("{}.{}.error_feedback_decay", prefix, info->name), 1.0,
+                "beta of error feedback: the input is gradient + beta*residual (1: plain error feedback; "
+                "SparseLoCo's accumulator: 0.95)",
+                0.0, 1.0);
   }
 }
 
@@ -58,7 +62,14 @@ std::unique_ptr<Compressor> CompressorRegistry::create(const Config& config, std
     throw ConfigError(fmt::format("compressor '{}' does not support {}.granularity = \"{}\"", info.name,
                                   prefix, to_string(granularity)));
   }
-  if (parameters.get_bool("error_feedback")) compressor = std::make_unique<ErrorFeedback>(std::move(compressor));
+  const double decay = parameters.get_double("error_feedback_decay");
+  if (parameters.get_bool("error_feedback")) {
+    compressor = std::make_unique<ErrorFeedback>(std::move(compressor), static_cast<float>(decay));
+  } else if (decay != 1.0) {
+    throw ConfigError(fmt::format("{0}.{1}.error_feedback_decay = {2} decays the residual of error feedback, which "
+                                  "is off: set {0}.{1}.error_feedback = true, or leave the decay at 1",
+                                  prefix, info.name, decay));
+  }
   return compressor;
 }
 

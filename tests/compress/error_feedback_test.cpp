@@ -72,6 +72,27 @@ TEST(ErrorFeedback, CarriesWhatWasNotTransmittedIntoTheNextStep) {
   EXPECT_EQ(dynamic_cast<const ErrorFeedback&>(*restored[0]).residual(5)[1], 23.0f);
 }
 
+// compressor.<name>.error_feedback_decay = β reaches the wrapper: the next input is
+// gradient + β·residual (SparseLoCo's accumulator e ← β·e + Δ; DeMo's momentum).
+TEST(ErrorFeedback, TheConfiguredDecayFadesTheResidual) {
+  ConfigSchema schema;
+  CompressorRegistry::global().add_config_keys(schema);
+  const Config config = Config::defaults(
+      schema, std::vector<std::string>{"compressor.name=topk", "compressor.topk.k=1",
+                                       "compressor.topk.error_feedback_decay=0.5"});
+  std::vector<std::unique_ptr<Compressor>> ranks;
+  ranks.push_back(CompressorRegistry::global().create(config));
+  const std::vector<std::int64_t> shape{3};
+  UnitContext unit{.step = 0, .unit_id = 2, .name = "w", .shape = shape};
+  (void)test::loopback_unit(ranks, unit, {{4.0f, 2.0f, 1.0f}});  // sends 4; residual (0, 2, 1)
+  const auto& ef = dynamic_cast<const ErrorFeedback&>(*ranks[0]);
+  EXPECT_EQ(std::vector<float>(ef.residual(2).begin(), ef.residual(2).end()), (std::vector<float>{0.0f, 2.0f, 1.0f}));
+  unit.step = 1;
+  const auto out = test::loopback_unit(ranks, unit, {{0.0f, 0.0f, 3.0f}});  // input (0, 1, 3.5): sends 3.5
+  EXPECT_EQ(out[0], (std::vector<float>{0.0f, 0.0f, 3.5f}));
+  EXPECT_EQ(std::vector<float>(ef.residual(2).begin(), ef.residual(2).end()), (std::vector<float>{0.0f, 1.0f, 0.0f}));
+}
+
 // Forwards everything to the wrapped compressor, but writes its transmitted entries out in full,
 // so that error feedback takes its dense path.
 class DenseTransmitted final : public ForwardingCompressor {

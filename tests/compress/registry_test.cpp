@@ -70,6 +70,11 @@ TEST(CompressorRegistry, ParametersBecomeConfigurationKeys) {
   const Config plain = Config::defaults(schema, std::vector<std::string>{
                                                     "compressor.name=dummy", "compressor.dummy.error_feedback=false"});
   EXPECT_NE(dynamic_cast<const Dummy*>(registry.create(plain).get()), nullptr);
+  const Config decayed_without_feedback = Config::defaults(
+      schema, std::vector<std::string>{"compressor.name=dummy", "compressor.dummy.error_feedback=false",
+                                       "compressor.dummy.error_feedback_decay=0.95"});
+  EXPECT_THAT(config_error([&] { registry.create(decayed_without_feedback); }),
+              HasSubstr("set compressor.dummy.error_feedback = true, or leave the decay at 1"));
 }
 
 TEST(CompressorRegistry, ErrorsSayWhatToChange) {

@@ -48,12 +48,13 @@ class CompressorRegistry : public Registry<CompressorInfo> {
   static CompressorRegistry& global();
 
   // Adds <prefix>.name, <prefix>.granularity, <prefix>.bucket_mb, and for every compressor
-  // <prefix>.<name>.<parameter> and <prefix>.<name>.error_feedback.
+  // <prefix>.<name>.<parameter>, <prefix>.<name>.error_feedback and .error_feedback_decay.
   void add_config_keys(ConfigSchema& schema, std::string_view prefix = "compressor") const;
 
-  // The compressor the configuration names, wrapped in error feedback when its
-  // <prefix>.<name>.error_feedback is true. Throws ConfigError for invalid parameters, or for a
-  // granularity the compressor does not support.
+  // The compressor the configuration names, wrapped in error feedback (with the decay
+  // <prefix>.<name>.error_feedback_decay) when its <prefix>.<name>.error_feedback is true. Throws
+  // ConfigError for invalid parameters, a decay without error feedback, or a granularity the
+  // compressor does not support.
   std::unique_ptr<Compressor> create(const Config& config, std::string_view prefix = "compressor") const;
 };
 
