@@ -17,7 +17,8 @@ A local optimizer other than the default AdamW follows the strategy's part, for 
 that has one (all but demo): ``data_parallel muon/none``, ``diloco H=30 muon/topk ratio=0.1``.
 
 Compressor keys printed only when not at their default: ``no-EF``/``EF`` (error feedback),
-value types other than fp32.
+``beta=`` (its decay), value types other than fp32. SparseLoCo is ``diloco H=30/sparseloco
+beta=0.95`` (with ``topk=`` and ``bins=`` when set).
 
 Then, among runs whose labels are equal, any other configuration key whose values differ is
 appended as ``key=value`` (last segment of the key), so that, say, two learning rates are two
@@ -39,9 +40,10 @@ _COMPRESSOR_MAIN = {
     "powersgd": ["rank"],
     "quantize": ["bits"],
     "dct_topk": ["topk", "chunk"],
+    "sparseloco": ["topk", "bins"],
 }
 _ERROR_FEEDBACK_DEFAULT = {"topk": True, "randomk": True, "powersgd": True, "quantize": False,
-                           "dct_topk": False, "none": False}
+                           "dct_topk": False, "none": False, "sparseloco": True}
 
 _NEVER_METHOD = ("train.steps", "train.eval_every", "train.checkpoint_every",
                  "train.progress_every", "data.dir", "data.train", "data.val", "schedule.total_steps")
@@ -83,6 +85,8 @@ def _compressor_part(config: dict, name: str) -> str:
             parts.append("EF" if params["error_feedback"] else "no-EF")
     if name == "powersgd" and params.get("start_step", 0):
         parts.append(f"start={_fmt(params['start_step'])}")
+    if params.get("error_feedback_decay", 1.0) != 1.0:
+        parts.append(f"beta={_fmt(params['error_feedback_decay'])}")
     return " ".join(parts)
 
 

@@ -41,6 +41,8 @@ def test_labels():
         == "diloco H=50 F=2/none bf16"
     assert method_label(config(strategy="desloc", strategy__desloc__param_period=4)) == "desloc Kx=4 Ku=48 Kv=96/none"
     assert method_label(config(optimizer__name="muon")) == "data_parallel muon/none"
+    assert method_label(config(strategy="diloco", strategy__diloco__inner_steps=30, compressor="sparseloco",
+                               compressor__sparseloco__error_feedback_decay=0.95)) == "diloco H=30/sparseloco beta=0.95"
     assert method_label(config(strategy="diloco", strategy__diloco__inner_steps=30, optimizer__name="muon",
                                compressor="topk", compressor__topk__ratio=0.1)) == "diloco H=30 muon/topk ratio=0.1"
 

@@ -43,6 +43,15 @@ expect(rows, "dense", "comm_s", 6 * (0.010 + n / 1.25e8), 1e-12)
 expect(rows, "bf16", "payload_bytes", 2 * n)
 expect(rows, "diloco", "syncs_per_step", 1 / 50, 1e-15)
 expect(rows, "diloco", "payload_bytes", 4 * n / 50, 1e-15)
+# SparseLoCo's published accounting: 146x fewer bytes per round than DiLoCo's fp32 pseudo-gradient
+# (H = 30 both). Per selected entry of 64 in 4096: 12 bits of index and 2 of code, so
+# 4 / (1.75 / 64) = 146.3x, less the per-tensor codebooks (llama-1.2b: 145.8x).
+rows = plan("--model", "llama-1.2b", "--world-size", "32",
+            "--method", "fp32: strategy.name=diloco strategy.diloco.inner_steps=30",
+            "--method", "sparseloco: strategy.name=diloco strategy.diloco.inner_steps=30 compressor.name=sparseloco")
+ratio = float(rows["fp32"]["payload_bytes"]) / float(rows["sparseloco"]["payload_bytes"])
+if not 145.0 < ratio < 146.4:
+    failures.append(f"sparseloco's payload ratio to fp32 DiLoCo is {ratio:.2f}, not the published 146x")
 # DES-LOC: the parameters every K_x = 16 steps, AdamW's moments every 48 and 96 (its defaults).
 rows = plan("--model", "tiny", "--world-size", "4", "--method", "desloc: strategy.name=desloc")
 expect(rows, "desloc", "syncs_per_step", 1 / 16 + 1 / 48 + 1 / 96, 1e-15)

@@ -66,6 +66,12 @@ STRATEGY = {
                "--set", "strategy.diloco.outer_momentum=0.5", "--set", "strategy.diloco.outer_lr=1",
                "--set", "compressor.name=topk", "--set", "compressor.topk.ratio=0.1",
                "--set", "compressor.topk.error_feedback=true"],
+    # SparseLoCo: DiLoCo with no outer momentum and outer lr 1, its pseudo-gradient through the
+    # sparseloco wire (top 64 of each 64 x 64 block, 12-bit indices, 2-bit codebook) with error
+    # feedback decaying at 0.95.
+    "sparseloco": ["--set", "strategy.name=diloco", "--set", "strategy.diloco.inner_steps=5", "--set", "schedule.lr=3e-3",
+                   "--set", "strategy.diloco.outer_momentum=0", "--set", "strategy.diloco.outer_lr=1",
+                   "--set", "compressor.name=sparseloco", "--set", "compressor.sparseloco.error_feedback_decay=0.95"],
     # DES-LOC: parameters averaged every 4 steps, AdamW's moments every 12 and 24.
     "desloc": ["--set", "strategy.name=desloc", "--set", "strategy.desloc.param_period=4",
                "--set", "strategy.desloc.first_moment_period=12", "--set", "strategy.desloc.second_moment_period=24",

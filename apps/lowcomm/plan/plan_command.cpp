@@ -49,6 +49,9 @@ const std::vector<std::string> kDefaultMethods = {
     "powersgd: strategy.name=data_parallel compressor.name=powersgd",
     "diloco: strategy.name=diloco",
     "desloc: strategy.name=desloc",
+    // SparseLoCo's published settings: H = 30, no outer momentum, error feedback at 0.95.
+    "sparseloco: strategy.name=diloco strategy.diloco.inner_steps=30 strategy.diloco.outer_momentum=0 "
+    "strategy.diloco.outer_lr=1 compressor.name=sparseloco compressor.sparseloco.error_feedback_decay=0.95",
 };
 
 Method parse_method(const std::string& text) {
@@ -157,7 +160,8 @@ void add_plan_command(CLI::App& app) {
       ->capture_default_str();
   plan->add_option("--method", arguments.methods,
                    "\"LABEL: KEY=VALUE ...\": a method, as settings over the configuration (repeatable; default: "
-                   "dense, dense-bf16, demo, topk, powersgd, diloco, desloc at their defaults)")
+                   "dense, dense-bf16, demo, topk, powersgd, diloco, desloc at their defaults, sparseloco at its "
+                   "published settings)")
       ->type_name("SPEC")
       ->allow_extra_args(false);
   plan->add_option("--baseline", arguments.baseline, "the method the ratios divide (default: the first)")

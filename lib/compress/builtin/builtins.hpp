@@ -12,5 +12,6 @@ CompressorInfo topk_compressor();
 CompressorInfo quantize_compressor();
 CompressorInfo powersgd_compressor();
 CompressorInfo dct_topk_compressor();
+CompressorInfo sparseloco_compressor();
 
 }  // namespace lowcomm::builtin

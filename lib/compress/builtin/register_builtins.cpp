@@ -9,6 +9,7 @@ void register_builtin_compressors(CompressorRegistry& registry) {
   registry.add(builtin::quantize_compressor());
   registry.add(builtin::powersgd_compressor());
   registry.add(builtin::dct_topk_compressor());
+  registry.add(builtin::sparseloco_compressor());
 }
 
 }  // namespace lowcomm

@@ -1,0 +1,268 @@
+// `sparseloco`: SparseLoCo's wire (arXiv 2508.15706; tplr-ai/templar's TopKCompressor with
+// 12-bit indices and quantised values). Per unit, no DCT:
+//   - blocks as DeMo's (kernels/blocks.hpp): each dimension cut by its largest divisor ≤ chunk;
+//   - in each block the k entries of largest magnitude, k = topk made even and at least 2 as
+//     templar does (never more than the block: a block of 1 sends its 1);
+//   - indices within the block, 12 bits each (compress/sparseloco_wire.hpp);
+//   - values: bins = 0 sends them as fp32; else templar's codebook over the unit's selected values
+//     (codes of ceil(log2 bins) bits, or one byte each as templar sends them, then the shift and
+//     the bins' decoded means as fp32);
+//   - the aggregate: each rank's decoded values scaled down to the median of the ranks' norms
+//     where larger (templar's clip_norm; the lower median for an even count, as torch.median),
+//     then per entry the mean over the ranks that selected it (0 where none did).
+// With error feedback at decay 0.95 and DiLoCo's outer step with no momentum and outer lr 1 this
+// is SparseLoCo (docs/strategies.md).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "builtins.hpp"
+#include "lowcomm/compress/sparseloco_wire.hpp"
+#include "lowcomm/error.hpp"
+#include "lowcomm/kernels/blocks.hpp"
+#include "lowcomm/kernels/topk.hpp"
+
+namespace lowcomm::builtin {
+
+namespace {
+
+struct SparseLocoOptions {
+  std::int64_t chunk = 64;
+  std::int64_t topk = 64;
+  std::int64_t bins = 4;
+  double range = 6.0;
+  bool packed_codes = true;
+  bool norm_clip = true;
+};
+
+// This rank's selection of a step: positions in the unit and the values as receivers decode them.
+struct Selection {
+  std::vector<std::int64_t> indices;
+  std::vector<float> values;
+};
+
+// A unit's blocks and how many entries each sends.
+struct Plan {
+  kernels::BlockLayout layout;
+  std::int64_t k = 0;
+  std::int64_t count() const { return layout.blocks() * k; }
+};
+
+class SparseLoco final : public CompressorWith<Selection> {
+ public:
+  explicit SparseLoco(SparseLocoOptions options) : o_(options) {}
+
+  Aggregation aggregation() const override { return Aggregation::Gathered; }
+  bool supports(Granularity) const override { return true; }
+
+  Message encode(const UnitContext& unit, std::span<const float> input, Selection& selection) override {
+    const Plan plan = plan_of(unit);
+    const std::int64_t block = plan.layout.block_size();
+    // The unit in block-major order, and where each of those elements came from.
+    std::vector<std::int64_t> origin(static_cast<std::size_t>(plan.layout.size()));
+    block_major_origins(plan.layout, origin);
+    std::vector<float> blocked(origin.size());
+    for (std::size_t i = 0; i < origin.size(); ++i) blocked[i] = input[static_cast<std::size_t>(origin[i])];
+    const auto count = static_cast<std::size_t>(plan.count());
+    std::vector<std::int64_t> within(count);
+    std::vector<float> values(count);
+    kernels::topk_per_block(kernels::Backend::Cpu, blocked, block, plan.k, within, values);
+
+    std::vector<std::byte> payload(payload_bytes(plan));
+    const std::size_t index_bytes = sparseloco::packed_12bit_bytes(count);
+    sparseloco::pack_12bit(within, std::span(payload).first(index_bytes));
+    std::span<std::byte> rest = std::span(payload).subspan(index_bytes);
+    if (o_.bins == 0) {
+      std::memcpy(rest.data(), values.data(), count * sizeof(float));
+    } else {
+      const sparseloco::Codebook book = sparseloco::quantize(values, static_cast<int>(o_.bins), o_.range);
+      write_codebook(book, rest);
+      for (std::size_t i = 0; i < count; ++i) values[i] = book.decoded(book.codes[i]);
+    }
+    selection.indices.resize(count);
+    selection.values.resize(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto b = static_cast<std::int64_t>(i) / plan.k;
+      selection.indices[i] = origin[static_cast<std::size_t>(b * block + within[i])];
+      selection.values[i] = 0.0f + values[i];  // what the dense form, 0 + v at each index, holds
+    }
+    return Message::gather(std::move(payload));
+  }
+
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, Selection&,
+                                std::span<float> aggregate) override {
+    const Plan plan = plan_of(unit);
+    const auto count = static_cast<std::size_t>(plan.count());
+    std::vector<std::int64_t> origin(static_cast<std::size_t>(plan.layout.size()));
+    block_major_origins(plan.layout, origin);
+    const std::size_t ranks = received.gathered.size();
+    std::vector<std::vector<std::int64_t>> indices(ranks, std::vector<std::int64_t>(count));
+    std::vector<std::vector<float>> values(ranks, std::vector<float>(count));
+    std::vector<float> norms(ranks);
+    for (std::size_t w = 0; w < ranks; ++w) {
+      const std::span<const std::byte> payload = received.gathered[w];
+      if (payload.size() != payload_bytes(plan)) {
+        throw Error(fmt::format("sparseloco: rank {} sent {} bytes for unit '{}', expected {}", received.sender(w),
+                                payload.size(), unit.name, payload_bytes(plan)));
+      }
+      read_selection(plan, origin, payload, indices[w], values[w]);
+      double squares = 0;
+      for (const float v : values[w]) squares += double{v} * v;
+      norms[w] = static_cast<float>(std::sqrt(squares));
+    }
+    if (o_.norm_clip && ranks > 0) {
+      std::vector<float> sorted = norms;
+      std::sort(sorted.begin(), sorted.end());
+      const float median = sorted[(ranks - 1) / 2];  // the lower median, as torch.median
+      for (std::size_t w = 0; w < ranks; ++w) {
+        const float factor = std::min(median / (norms[w] + 1e-8f), 1.0f);
+        for (float& v : values[w]) v *= factor;
+      }
+    }
+    std::vector<float> counts(aggregate.size(), 0.0f);
+    std::fill(aggregate.begin(), aggregate.end(), 0.0f);
+    for (std::size_t w = 0; w < ranks; ++w) {
+      for (std::size_t i = 0; i < count; ++i) {
+        const auto at = static_cast<std::size_t>(indices[w][i]);
+        aggregate[at] += values[w][i];
+        counts[at] += 1.0f;
+      }
+    }
+    for (std::size_t i = 0; i < aggregate.size(); ++i) {
+      if (counts[i] > 0.0f) aggregate[i] /= counts[i];
+    }
+    return std::nullopt;
+  }
+
+  Transmitted transmitted(const UnitContext&, std::span<const float>, const Selection& selection,
+                          std::span<float>) const override {
+    return Transmitted::entries(selection.indices, selection.values);
+  }
+
+  std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
+    return payload_bytes(plan_of(unit));
+  }
+
+ private:
+  Plan plan_of(const UnitContext& unit) const {
+    const std::vector<std::int64_t> flat{unit.numel()};
+    const kernels::BlockLayout layout = kernels::block_layout(unit.shape.empty() ? flat : unit.shape, o_.chunk);
+    std::int64_t k = std::min(o_.topk, layout.block_size());
+    k = std::max<std::int64_t>(k, 2);
+    k -= k % 2;
+    return {layout, std::min(k, layout.block_size())};
+  }
+
+  // origin[j] = the unit's element at block-major position j (block by block, row-major inside).
+  static void block_major_origins(const kernels::BlockLayout& l, std::span<std::int64_t> origin) {
+    const std::int64_t block_rows_count = l.rows / l.block_rows, block_cols_count = l.cols / l.block_cols;
+    std::size_t j = 0;
+    for (std::int64_t b = 0; b < l.batch; ++b) {
+      for (std::int64_t br = 0; br < block_rows_count; ++br) {
+        for (std::int64_t bc = 0; bc < block_cols_count; ++bc) {
+          for (std::int64_t r = 0; r < l.block_rows; ++r) {
+            for (std::int64_t c = 0; c < l.block_cols; ++c) {
+              origin[j++] = (b * l.rows + br * l.block_rows + r) * l.cols + bc * l.block_cols + c;
+            }
+          }
+        }
+      }
+    }
+  }
+
+  int code_bits() const { return o_.packed_codes ? std::bit_width(static_cast<unsigned>(o_.bins - 1)) : 8; }
+
+  std::size_t payload_bytes(const Plan& plan) const {
+    const auto count = static_cast<std::size_t>(plan.count());
+    const std::size_t values = o_.bins == 0 ? count * sizeof(float)
+                                            : sparseloco::packed_code_bytes(count, code_bits()) +
+                                                  (1 + static_cast<std::size_t>(o_.bins)) * sizeof(float);
+    return sparseloco::packed_12bit_bytes(count) + values;
+  }
+
+  // codes, then the shift and the lookup table.
+  void write_codebook(const sparseloco::Codebook& book, std::span<std::byte> out) const {
+    const std::size_t code_bytes = sparseloco::packed_code_bytes(book.codes.size(), code_bits());
+    sparseloco::pack_codes(book.codes, code_bits(), out.first(code_bytes));
+    std::memcpy(out.data() + code_bytes, &book.shift, sizeof(float));
+    std::memcpy(out.data() + code_bytes + sizeof(float), book.lookup.data(), book.lookup.size() * sizeof(float));
+  }
+
+  // A rank's payload: its entries' positions in the unit and their decoded values.
+  void read_selection(const Plan& plan, std::span<const std::int64_t> origin, std::span<const std::byte> payload,
+                      std::span<std::int64_t> indices, std::span<float> values) const {
+    const std::size_t count = indices.size();
+    const std::size_t index_bytes = sparseloco::packed_12bit_bytes(count);
+    std::vector<std::int64_t> within(count);
+    sparseloco::unpack_12bit(payload.first(index_bytes), within);
+    const std::int64_t block = plan.layout.block_size();
+    for (std::size_t i = 0; i < count; ++i) {
+      if (within[i] >= block) {
+        throw Error(fmt::format("sparseloco: index {} of a received payload is outside its block of {}", within[i], block));
+      }
+      const auto b = static_cast<std::int64_t>(i) / plan.k;
+      indices[i] = origin[static_cast<std::size_t>(b * block + within[i])];
+    }
+    const std::span<const std::byte> rest = payload.subspan(index_bytes);
+    if (o_.bins == 0) {
+      std::memcpy(values.data(), rest.data(), count * sizeof(float));
+      return;
+    }
+    const std::size_t code_bytes = sparseloco::packed_code_bytes(count, code_bits());
+    std::vector<std::uint8_t> codes(count);
+    sparseloco::unpack_codes(rest.first(code_bytes), code_bits(), codes);
+    float shift = 0.0f;
+    std::vector<float> lookup(static_cast<std::size_t>(o_.bins));
+    std::memcpy(&shift, rest.data() + code_bytes, sizeof(float));
+    std::memcpy(lookup.data(), rest.data() + code_bytes + sizeof(float), lookup.size() * sizeof(float));
+    for (std::size_t i = 0; i < count; ++i) {
+      if (codes[i] >= lookup.size()) {
+        throw Error(fmt::format("sparseloco: code {} of a received payload is outside its {} bins", codes[i], lookup.size()));
+      }
+      values[i] = lookup[codes[i]] + shift;
+    }
+  }
+
+  SparseLocoOptions o_;
+};
+
+const OptionsSchema<SparseLocoOptions>& sparseloco_schema() {
+  static const auto schema =
+      OptionsSchema<SparseLocoOptions>()
+          .field("chunk", &SparseLocoOptions::chunk,
+                 "largest block side (each dimension's largest divisor up to it); at most 64, so that a block's "
+                 "indices fit in 12 bits",
+                 {.min = 1.0, .max = 64.0})
+          .field("topk", &SparseLocoOptions::topk, "entries kept per block, made even and at least 2 (templar)",
+                 {.min = 1.0})
+          .field("bins", &SparseLocoOptions::bins,
+                 "codebook size for the values (4: 2 bits, SparseLoCo's); 0 sends fp32 values", {.min = 0.0, .max = 256.0})
+          .field("range", &SparseLocoOptions::range, "the codebook's range in standard deviations", {.min = 1e-9})
+          .field("packed_codes", &SparseLocoOptions::packed_codes,
+                 "codes at ceil(log2 bins) bits each (the paper's count); false: one byte each, as templar sends them")
+          .field("norm_clip", &SparseLocoOptions::norm_clip,
+                 "scale each rank's values down to the median of the ranks' norms where larger (templar's clip_norm)");
+  return schema;
+}
+
+}  // namespace
+
+CompressorInfo sparseloco_compressor() {
+  return {.name = "sparseloco",
+          .description = "SparseLoCo's wire: top-k per block (no DCT), 12-bit indices, values on a 2-bit codebook, "
+                         "peer-norm clipping, per-entry mean over the ranks that chose an entry",
+          .parameters = sparseloco_schema().keys(),
+          .error_feedback_by_default = true,
+          .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
+            const SparseLocoOptions options = sparseloco_schema().read(p);
+            if (options.bins == 1) {
+              throw ConfigError(fmt::format("{}.bins = 1 leaves one code: set 0 (fp32 values) or 2 to 256", p.prefix()));
+            }
+            return std::make_unique<SparseLoco>(options);
+          }};
+}
+
+}  // namespace lowcomm::builtin
