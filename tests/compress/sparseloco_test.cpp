@@ -15,6 +15,7 @@
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/compress/sparseloco_wire.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/topk.hpp"
 
 namespace lowcomm {
 namespace {
@@ -65,6 +66,36 @@ TEST(SparseLocoWire, TheCodebookIsTemplars) {
   std::vector<std::uint8_t> back(book.codes.size());
   sparseloco::unpack_codes(packed, 2, back);
   EXPECT_EQ(back, book.codes);
+}
+
+// The codebook as a value encoding of `topk` (value_type = codebook: MuLoCo's 2-bit top-k): the
+// bytes by hand, and the aggregate is the mean of each rank's selection decoded on its codebook.
+TEST(SparseLocoWire, TopkSendsItsValuesOnTheCodebook) {
+  ConfigSchema schema;
+  CompressorRegistry::global().add_config_keys(schema);
+  const Config config = Config::defaults(
+      schema, std::vector<std::string>{"compressor.name=topk", "compressor.topk.k=8", "compressor.topk.value_type=codebook",
+                                       "compressor.topk.error_feedback=false"});
+  std::vector<std::unique_ptr<Compressor>> ranks;
+  for (int w = 0; w < 2; ++w) ranks.push_back(CompressorRegistry::global().create(config));
+  const std::vector<std::int64_t> shape{100};
+  const UnitContext unit{.unit_id = 4, .name = "v", .shape = shape};
+  EXPECT_EQ(ranks[0]->wire_bytes(unit, 0), 8u * 4u + 2u + 20u);  // int32 indices, 16 bits of codes, the codebook
+  std::vector<std::vector<float>> inputs(2, std::vector<float>(100));
+  for (std::size_t i = 0; i < 100; ++i) {
+    inputs[0][i] = std::sin(0.37f * static_cast<float>(i));
+    inputs[1][i] = std::cos(0.23f * static_cast<float>(i)) * 0.5f;
+  }
+  const auto out = test::loopback_unit(ranks, unit, inputs);
+  std::vector<float> expected(100, 0.0f);
+  for (const auto& input : inputs) {
+    std::vector<std::int64_t> indices(8);
+    std::vector<float> values(8);
+    kernels::topk_global(kernels::Backend::Cpu, input, 8, indices, values);
+    const sparseloco::Codebook book = sparseloco::quantize(values, 4, 6.0);
+    for (std::size_t j = 0; j < 8; ++j) expected[static_cast<std::size_t>(indices[j])] += book.decoded(book.codes[j]);
+  }
+  for (std::size_t i = 0; i < 100; ++i) EXPECT_FLOAT_EQ(out[0][i], expected[i] / 2.0f) << i;
 }
 
 // W ranks of a case through the compressor (error feedback on, so its residual shows what each

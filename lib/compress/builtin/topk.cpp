@@ -1,11 +1,17 @@
 // `topk`: the k entries of largest magnitude (REFERENCE.md §2), with their indices. Payloads are
 // gathered; duplicates across ranks accumulate, and the sum is divided by W. Ties go to the lower
-// index, so runs are deterministic. Error feedback (on by default) keeps the rest.
+// index, so runs are deterministic. Error feedback (on by default) keeps the rest. The values
+// travel as fp32, fp16, bf16, or on a codebook of `bins` codes (SparseLoCo's quantiser,
+// compress/sparseloco_wire.hpp: ceil(log2 bins) bits a value, then the shift and the bins' decoded
+// values as fp32; MuLoCo's 2-bit top-k at bins = 4).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 
 #include "builtins.hpp"
+#include "lowcomm/compress/sparseloco_wire.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/float16.hpp"
 #include "lowcomm/kernels/pack.hpp"
@@ -26,8 +32,9 @@ struct Selection {
 
 class TopK final : public CompressorWith<Selection> {
  public:
-  TopK(double ratio, std::optional<std::int64_t> k, WireType values, bool smallest_indices)
-      : ratio_(ratio), k_(k), value_type_(values), smallest_indices_(smallest_indices) {}
+  // codebook_bins > 0: the values on a codebook of that many codes instead of `values`.
+  TopK(double ratio, std::optional<std::int64_t> k, WireType values, int codebook_bins, bool smallest_indices)
+      : ratio_(ratio), k_(k), value_type_(values), codebook_bins_(codebook_bins), smallest_indices_(smallest_indices) {}
 
   Aggregation aggregation() const override { return Aggregation::Gathered; }
   bool supports(Granularity) const override { return true; }
@@ -42,9 +49,19 @@ class TopK final : public CompressorWith<Selection> {
     const std::size_t index_bytes = kernels::packed_index_bytes(k, index_width(unit));
     kernels::pack_indices(unit.execution.backend, selection.indices, index_width(unit),
                           std::span(payload).first(index_bytes));
-    kernels::encode_values(unit.execution.backend, selection.values, value_type_, std::span(payload).subspan(index_bytes));
-    kernels::decode_values(unit.execution.backend, std::span<const std::byte>(payload).subspan(index_bytes), value_type_,
-                           selection.values);
+    const std::span<std::byte> value_bytes = std::span(payload).subspan(index_bytes);
+    if (codebook_bins_ > 0) {
+      const sparseloco::Codebook book = sparseloco::quantize(selection.values, codebook_bins_, 6.0);
+      const std::size_t code_bytes = sparseloco::packed_code_bytes(k, code_bits());
+      sparseloco::pack_codes(book.codes, code_bits(), value_bytes.first(code_bytes));
+      std::memcpy(value_bytes.data() + code_bytes, &book.shift, sizeof(float));
+      std::memcpy(value_bytes.data() + code_bytes + sizeof(float), book.lookup.data(), book.lookup.size() * sizeof(float));
+      for (std::size_t i = 0; i < k; ++i) selection.values[i] = book.decoded(book.codes[i]);
+    } else {
+      kernels::encode_values(unit.execution.backend, selection.values, value_type_, value_bytes);
+      kernels::decode_values(unit.execution.backend, std::span<const std::byte>(value_bytes), value_type_,
+                             selection.values);
+    }
     for (float& v : selection.values) v = 0.0f + v;  // what the dense form, 0 + v at each index, holds
     return Message::gather(std::move(payload));
   }
@@ -64,7 +81,7 @@ class TopK final : public CompressorWith<Selection> {
       }
       kernels::unpack_indices(unit.execution.backend, payload.first(index_bytes), index_width(unit),
                               static_cast<std::uint64_t>(unit.numel()), indices);
-      kernels::decode_values(unit.execution.backend, payload.subspan(index_bytes), value_type_, values);
+      read_values(unit, payload.subspan(index_bytes), values);
       kernels::scatter_add(unit.execution.backend, indices, values, aggregate);
     }
     const float ranks = static_cast<float>(unit.contributors());
@@ -92,12 +109,38 @@ class TopK final : public CompressorWith<Selection> {
   }
   std::size_t payload_bytes(const UnitContext& unit) const {
     const auto k = static_cast<std::size_t>(count(unit.numel()));
-    return kernels::packed_index_bytes(k, index_width(unit)) + k * kernels::value_bytes(value_type_);
+    const std::size_t values = codebook_bins_ > 0 ? sparseloco::packed_code_bytes(k, code_bits()) +
+                                                        (1 + static_cast<std::size_t>(codebook_bins_)) * sizeof(float)
+                                                  : k * kernels::value_bytes(value_type_);
+    return kernels::packed_index_bytes(k, index_width(unit)) + values;
+  }
+  int code_bits() const { return std::bit_width(static_cast<unsigned>(codebook_bins_ - 1)); }
+
+  // A received payload's values, decoded.
+  void read_values(const UnitContext& unit, std::span<const std::byte> bytes, std::span<float> values) const {
+    if (codebook_bins_ == 0) {
+      kernels::decode_values(unit.execution.backend, bytes, value_type_, values);
+      return;
+    }
+    const std::size_t code_bytes = sparseloco::packed_code_bytes(values.size(), code_bits());
+    std::vector<std::uint8_t> codes(values.size());
+    sparseloco::unpack_codes(bytes.first(code_bytes), code_bits(), codes);
+    float shift = 0.0f;
+    std::vector<float> lookup(static_cast<std::size_t>(codebook_bins_));
+    std::memcpy(&shift, bytes.data() + code_bytes, sizeof(float));
+    std::memcpy(lookup.data(), bytes.data() + code_bytes + sizeof(float), lookup.size() * sizeof(float));
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (codes[i] >= lookup.size()) {
+        throw Error(fmt::format("topk: code {} of a received payload is outside its {} bins", codes[i], lookup.size()));
+      }
+      values[i] = lookup[codes[i]] + shift;
+    }
   }
 
   double ratio_;
   std::optional<std::int64_t> k_;
   WireType value_type_;
+  int codebook_bins_;
   bool smallest_indices_;
 };
 
@@ -109,6 +152,7 @@ struct TopKOptions {
   double ratio = 0.01;
   std::optional<std::int64_t> k;
   std::string value_type = "fp32";
+  std::int64_t bins = 4;
   std::string index_width = "int32";
 };
 
@@ -118,7 +162,11 @@ const OptionsSchema<TopKOptions>& topk_schema() {
           .field("ratio", &TopKOptions::ratio, "fraction kept per unit: k = max(1, floor(ratio n))",
                  {.min = 1e-9, .max = 1.0})
           .field("k", &TopKOptions::k, "entries kept per unit; replaces ratio when set", {.min = 1.0})
-          .field("value_type", &TopKOptions::value_type, "values on the wire", {.choices = {"fp32", "fp16", "bf16"}})
+          .field("value_type", &TopKOptions::value_type,
+                 "values on the wire: fp32, fp16, bf16, or codebook (bins codes: SparseLoCo's quantiser)",
+                 {.choices = {"fp32", "fp16", "bf16", "codebook"}})
+          .field("bins", &TopKOptions::bins, "value_type = codebook: its codes (4: 2 bits a value)",
+                 {.min = 2.0, .max = 256.0})
           .field("index_width", &TopKOptions::index_width,
                  "indices on the wire: int32, or the smallest unsigned type that holds the unit's size (uint8/16/32)",
                  {.choices = {"int32", "smallest"}});
@@ -134,7 +182,8 @@ CompressorInfo topk_compressor() {
           .error_feedback_by_default = true,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
             const TopKOptions options = topk_schema().read(p);
-            return std::make_unique<TopK>(options.ratio, options.k, parse_value_type(options.value_type),
+            const int bins = options.value_type == "codebook" ? static_cast<int>(options.bins) : 0;
+            return std::make_unique<TopK>(options.ratio, options.k, parse_value_type(options.value_type), bins,
                                           options.index_width == "smallest");
           }};
 }
