@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "lowcomm/error.hpp"
 
@@ -107,6 +108,42 @@ void unpack_codes(std::span<const std::byte> packed, int bits, std::span<std::ui
       code |= ((std::to_integer<unsigned>(packed[at / 8]) >> (at % 8)) & 1u) << bit;
     }
     codes[i] = static_cast<std::uint8_t>(code);
+  }
+}
+
+std::size_t codebook_bytes(std::size_t count, int bins, int bits) {
+  return packed_code_bytes(count, bits) + (1 + static_cast<std::size_t>(bins)) * sizeof(float);
+}
+
+void write_codebook(const Codebook& book, int bits, std::span<std::byte> out) {
+  const int bins = static_cast<int>(book.lookup.size());
+  if (out.size() != codebook_bytes(book.codes.size(), bins, bits)) {
+    throw Error(fmt::format("write_codebook: {} codes take {} bytes, got {}", book.codes.size(),
+                            codebook_bytes(book.codes.size(), bins, bits), out.size()));
+  }
+  const std::size_t code_bytes = packed_code_bytes(book.codes.size(), bits);
+  pack_codes(book.codes, bits, out.first(code_bytes));
+  std::memcpy(out.data() + code_bytes, &book.shift, sizeof(float));
+  std::memcpy(out.data() + code_bytes + sizeof(float), book.lookup.data(), book.lookup.size() * sizeof(float));
+}
+
+void read_codebook(std::span<const std::byte> in, int bins, int bits, std::span<float> values) {
+  if (in.size() != codebook_bytes(values.size(), bins, bits)) {
+    throw Error(fmt::format("read_codebook: {} codes take {} bytes, got {}", values.size(),
+                            codebook_bytes(values.size(), bins, bits), in.size()));
+  }
+  const std::size_t code_bytes = packed_code_bytes(values.size(), bits);
+  std::vector<std::uint8_t> codes(values.size());
+  unpack_codes(in.first(code_bytes), bits, codes);
+  float shift = 0.0f;
+  std::vector<float> lookup(static_cast<std::size_t>(bins));
+  std::memcpy(&shift, in.data() + code_bytes, sizeof(float));
+  std::memcpy(lookup.data(), in.data() + code_bytes + sizeof(float), lookup.size() * sizeof(float));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (codes[i] >= lookup.size()) {
+      throw Error(fmt::format("a received code {} is outside its {} bins", codes[i], lookup.size()));
+    }
+    values[i] = lookup[codes[i]] + shift;
   }
 }
 

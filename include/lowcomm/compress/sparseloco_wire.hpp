@@ -38,4 +38,12 @@ std::size_t packed_code_bytes(std::size_t count, int bits);
 void pack_codes(std::span<const std::uint8_t> codes, int bits, std::span<std::byte> out);
 void unpack_codes(std::span<const std::byte> packed, int bits, std::span<std::uint8_t> codes);
 
+// A codebook on the wire: the codes at `bits` each, then the shift and the `bins` decoded means
+// as fp32 (little-endian, as the host stores them).
+std::size_t codebook_bytes(std::size_t count, int bins, int bits);
+void write_codebook(const Codebook& book, int bits, std::span<std::byte> out);
+// The values a received codebook decodes to. Throws lowcomm::Error for a size that disagrees or
+// a code past the bins.
+void read_codebook(std::span<const std::byte> in, int bins, int bits, std::span<float> values);
+
 }  // namespace lowcomm::sparseloco

@@ -79,7 +79,7 @@ class SparseLoco final : public CompressorWith<Selection> {
       std::memcpy(rest.data(), values.data(), count * sizeof(float));
     } else {
       const sparseloco::Codebook book = sparseloco::quantize(values, static_cast<int>(o_.bins), o_.range);
-      write_codebook(book, rest);
+      sparseloco::write_codebook(book, code_bits(), rest);
       for (std::size_t i = 0; i < count; ++i) values[i] = book.decoded(book.codes[i]);
     }
     selection.indices.resize(count);
@@ -178,17 +178,8 @@ class SparseLoco final : public CompressorWith<Selection> {
   std::size_t payload_bytes(const Plan& plan) const {
     const auto count = static_cast<std::size_t>(plan.count());
     const std::size_t values = o_.bins == 0 ? count * sizeof(float)
-                                            : sparseloco::packed_code_bytes(count, code_bits()) +
-                                                  (1 + static_cast<std::size_t>(o_.bins)) * sizeof(float);
+                                            : sparseloco::codebook_bytes(count, static_cast<int>(o_.bins), code_bits());
     return sparseloco::packed_12bit_bytes(count) + values;
-  }
-
-  // codes, then the shift and the lookup table.
-  void write_codebook(const sparseloco::Codebook& book, std::span<std::byte> out) const {
-    const std::size_t code_bytes = sparseloco::packed_code_bytes(book.codes.size(), code_bits());
-    sparseloco::pack_codes(book.codes, code_bits(), out.first(code_bytes));
-    std::memcpy(out.data() + code_bytes, &book.shift, sizeof(float));
-    std::memcpy(out.data() + code_bytes + sizeof(float), book.lookup.data(), book.lookup.size() * sizeof(float));
   }
 
   // A rank's payload: its entries' positions in the unit and their decoded values.
@@ -211,19 +202,7 @@ class SparseLoco final : public CompressorWith<Selection> {
       std::memcpy(values.data(), rest.data(), count * sizeof(float));
       return;
     }
-    const std::size_t code_bytes = sparseloco::packed_code_bytes(count, code_bits());
-    std::vector<std::uint8_t> codes(count);
-    sparseloco::unpack_codes(rest.first(code_bytes), code_bits(), codes);
-    float shift = 0.0f;
-    std::vector<float> lookup(static_cast<std::size_t>(o_.bins));
-    std::memcpy(&shift, rest.data() + code_bytes, sizeof(float));
-    std::memcpy(lookup.data(), rest.data() + code_bytes + sizeof(float), lookup.size() * sizeof(float));
-    for (std::size_t i = 0; i < count; ++i) {
-      if (codes[i] >= lookup.size()) {
-        throw Error(fmt::format("sparseloco: code {} of a received payload is outside its {} bins", codes[i], lookup.size()));
-      }
-      values[i] = lookup[codes[i]] + shift;
-    }
+    sparseloco::read_codebook(rest, static_cast<int>(o_.bins), code_bits(), values);
   }
 
   SparseLocoOptions o_;

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 
 #include "builtins.hpp"
 #include "lowcomm/compress/sparseloco_wire.hpp"
@@ -52,10 +51,7 @@ class TopK final : public CompressorWith<Selection> {
     const std::span<std::byte> value_bytes = std::span(payload).subspan(index_bytes);
     if (codebook_bins_ > 0) {
       const sparseloco::Codebook book = sparseloco::quantize(selection.values, codebook_bins_, 6.0);
-      const std::size_t code_bytes = sparseloco::packed_code_bytes(k, code_bits());
-      sparseloco::pack_codes(book.codes, code_bits(), value_bytes.first(code_bytes));
-      std::memcpy(value_bytes.data() + code_bytes, &book.shift, sizeof(float));
-      std::memcpy(value_bytes.data() + code_bytes + sizeof(float), book.lookup.data(), book.lookup.size() * sizeof(float));
+      sparseloco::write_codebook(book, code_bits(), value_bytes);
       for (std::size_t i = 0; i < k; ++i) selection.values[i] = book.decoded(book.codes[i]);
     } else {
       kernels::encode_values(unit.execution.backend, selection.values, value_type_, value_bytes);
@@ -109,8 +105,7 @@ class TopK final : public CompressorWith<Selection> {
   }
   std::size_t payload_bytes(const UnitContext& unit) const {
     const auto k = static_cast<std::size_t>(count(unit.numel()));
-    const std::size_t values = codebook_bins_ > 0 ? sparseloco::packed_code_bytes(k, code_bits()) +
-                                                        (1 + static_cast<std::size_t>(codebook_bins_)) * sizeof(float)
+    const std::size_t values = codebook_bins_ > 0 ? sparseloco::codebook_bytes(k, codebook_bins_, code_bits())
                                                   : k * kernels::value_bytes(value_type_);
     return kernels::packed_index_bytes(k, index_width(unit)) + values;
   }
@@ -122,19 +117,7 @@ class TopK final : public CompressorWith<Selection> {
       kernels::decode_values(unit.execution.backend, bytes, value_type_, values);
       return;
     }
-    const std::size_t code_bytes = sparseloco::packed_code_bytes(values.size(), code_bits());
-    std::vector<std::uint8_t> codes(values.size());
-    sparseloco::unpack_codes(bytes.first(code_bytes), code_bits(), codes);
-    float shift = 0.0f;
-    std::vector<float> lookup(static_cast<std::size_t>(codebook_bins_));
-    std::memcpy(&shift, bytes.data() + code_bytes, sizeof(float));
-    std::memcpy(lookup.data(), bytes.data() + code_bytes + sizeof(float), lookup.size() * sizeof(float));
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      if (codes[i] >= lookup.size()) {
-        throw Error(fmt::format("topk: code {} of a received payload is outside its {} bins", codes[i], lookup.size()));
-      }
-      values[i] = lookup[codes[i]] + shift;
-    }
+    sparseloco::read_codebook(bytes, codebook_bins_, code_bits(), values);
   }
 
   double ratio_;
