@@ -40,6 +40,12 @@ AdamWOptions adamw_part(const MuonOptions& o) {
 std::int64_t rows_of(const TensorInfo& t) { return t.shape[0]; }
 std::int64_t cols_of(const TensorInfo& t) { return t.shape[1]; }
 
+// The options, checked before any part of the optimizer is made from them.
+const MuonOptions& validated(const MuonOptions& options) {
+  options.validate("muon");
+  return options;
+}
+
 }  // namespace
 
 void MuonOptions::validate(std::string_view key_prefix) const {
@@ -66,11 +72,10 @@ void MuonOptions::validate(std::string_view key_prefix) const {
 }
 
 Muon::Muon(MuonOptions options, const OptimizerSetup& setup)
-    : options_(std::move(options)),
+    : options_(validated(options)),
       backend_(setup.execution.backend),
       tensors_(setup.tensors),
       adamw_optimizer_(adamw_part(options_), setup.execution) {
-  options_.validate("muon");
   if (tensors_.empty()) {
     throw ConfigError("optimizer muon orthogonalises the 2-D weights, so it needs the tensors' names and shapes: "
                       "create it through a strategy, or pass OptimizerSetup::tensors");
@@ -78,6 +83,7 @@ Muon::Muon(MuonOptions options, const OptimizerSetup& setup)
   const std::vector<std::string> patterns = patterns_of(options_.adamw_tensors);
   for (std::size_t i = 0; i < tensors_.size(); ++i) {
     const TensorInfo& t = tensors_[i];
+    sizes_.push_back(static_cast<std::size_t>(t.numel()));
     const bool matrix = t.shape.size() == 2 && t.shape[0] > 0 && t.shape[1] > 0;
     (matrix && !matches_any(t.name, patterns) ? muon_ : adamw_).push_back(i);
   }
@@ -86,21 +92,21 @@ Muon::Muon(MuonOptions options, const OptimizerSetup& setup)
 bool Muon::orthogonalised(std::size_t i) const { return std::ranges::find(muon_, i) != muon_.end(); }
 
 void Muon::step(std::span<const std::span<float>> params, std::span<const std::span<const float>> grads, double lr) {
-  Sizes sizes;
-  for (const TensorInfo& t : tensors_) sizes.push_back(static_cast<std::size_t>(t.numel()));
-  check_step("muon", params, grads, lr, sizes);
-  if (momentum_.views.size() != muon_.size()) {
+  check_step("muon", params, grads, lr, sizes_);
+  if (momentum_.views.size() != muon_.size()) {  // the first step (or a restored state from before it)
     Sizes muon_sizes;
-    for (const std::size_t i : muon_) muon_sizes.push_back(sizes[i]);
+    for (const std::size_t i : muon_) muon_sizes.push_back(sizes_[i]);
     momentum_ = zeros(muon_sizes, backend_);
   }
-  std::size_t largest = 0, largest_scratch = 0;
-  for (const std::size_t i : muon_) {
-    largest = std::max(largest, sizes[i]);
-    largest_scratch = std::max(largest_scratch, newton_schulz_scratch_size(rows_of(tensors_[i]), cols_of(tensors_[i])));
+  if (!muon_.empty() && update_.span().empty()) {  // the working memory, once: the largest tensor's
+    std::size_t largest = 0, largest_scratch = 0;
+    for (const std::size_t i : muon_) {
+      largest = std::max(largest, sizes_[i]);
+      largest_scratch = std::max(largest_scratch, newton_schulz_scratch_size(rows_of(tensors_[i]), cols_of(tensors_[i])));
+    }
+    update_ = kernels::FloatBuffer(backend_, largest);
+    scratch_ = kernels::FloatBuffer(backend_, largest_scratch);
   }
-  if (update_.span().size() < largest) update_ = kernels::FloatBuffer(backend_, largest);
-  if (scratch_.span().size() < largest_scratch) scratch_ = kernels::FloatBuffer(backend_, largest_scratch);
 
   const auto beta = static_cast<float>(options_.momentum);
   const auto one_minus_beta = static_cast<float>(1.0 - options_.momentum);
@@ -108,7 +114,7 @@ void Muon::step(std::span<const std::span<float>> params, std::span<const std::s
     const std::size_t i = muon_[j];
     const std::int64_t rows = rows_of(tensors_[i]), cols = cols_of(tensors_[i]);
     const std::span<float> m = momentum_[j];
-    const std::span<float> u = update_.span().first(sizes[i]);
+    const std::span<float> u = update_.span().first(sizes_[i]);
     kernels::scale(backend_, beta, m, m);
     kernels::scale_add(backend_, one_minus_beta, grads[i], m, m);
     if (options_.nesterov) {

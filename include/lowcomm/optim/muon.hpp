@@ -61,6 +61,7 @@ class Muon final : public Optimizer {
   MuonOptions options_;
   kernels::Backend backend_;
   std::vector<TensorInfo> tensors_;
+  Sizes sizes_;                            // of tensors_, which every step's tensors must have
   std::vector<std::size_t> muon_, adamw_;  // indices into tensors_
   AdamW adamw_optimizer_;
   std::int64_t steps_ = 0;
