@@ -61,6 +61,8 @@ struct Averaged {
 constexpr Averaged kAveraged[] = {{"exp_avg", "exp_avg", &DeslocOptions::first_moment_period},
                                   {"exp_avg_sq", "exp_avg_sq", &DeslocOptions::second_moment_period},
                                   {"params", "", &DeslocOptions::param_period}};
+constexpr std::size_t kParams = 2;  // the parameters' place in kAveraged
+static_assert(kAveraged[kParams].state_name[0] == '\0');
 
 // The three exchanges, in kAveraged's order, each over every tensor.
 std::vector<PlannedSync> desloc_syncs(const Config& config, std::span<const TensorInfo> tensors) {
@@ -97,7 +99,7 @@ class Desloc final : public Strategy {
   StrategyStepReport step(std::uint64_t step, double lr, std::span<const std::span<float>> params,
                           std::span<const std::span<const float>> grads) override {
     if (!anchored_) {  // the parameters' first reference: the starting point, the same on every rank
-      for (std::size_t i = 0; i < params.size(); ++i) kernels::scale(backend_, 1.0f, params[i], references_[2].views()[i]);
+      for (std::size_t i = 0; i < params.size(); ++i) kernels::scale(backend_, 1.0f, params[i], references_[kParams].views()[i]);
       anchored_ = true;
     }
     StrategyStepReport report;
