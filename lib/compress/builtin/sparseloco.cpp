@@ -38,10 +38,13 @@ struct SparseLocoOptions {
   bool norm_clip = true;
 };
 
-// This rank's selection of a step: positions in the unit and the values as receivers decode them.
+// A unit's scratch: this rank's selection of a step (positions in the unit and the values as
+// receivers decode them), and where each block-major element comes from in the unit, which
+// depends on the unit's shape alone and is made on its first encode.
 struct Selection {
   std::vector<std::int64_t> indices;
   std::vector<float> values;
+  std::vector<std::int64_t> origin;
 };
 
 // A unit's blocks and how many entries each sends.
@@ -61,10 +64,8 @@ class SparseLoco final : public CompressorWith<Selection> {
   Message encode(const UnitContext& unit, std::span<const float> input, Selection& selection) override {
     const Plan plan = plan_of(unit);
     const std::int64_t block = plan.layout.block_size();
-    // The unit in block-major order, and where each of those elements came from.
-    std::vector<std::int64_t> origin(static_cast<std::size_t>(plan.layout.size()));
-    block_major_origins(plan.layout, origin);
-    std::vector<float> blocked(origin.size());
+    const std::vector<std::int64_t>& origin = origins(plan.layout, selection);
+    std::vector<float> blocked(origin.size());  // the unit in block-major order
     for (std::size_t i = 0; i < origin.size(); ++i) blocked[i] = input[static_cast<std::size_t>(origin[i])];
     const auto count = static_cast<std::size_t>(plan.count());
     std::vector<std::int64_t> within(count);
@@ -92,12 +93,11 @@ class SparseLoco final : public CompressorWith<Selection> {
     return Message::gather(std::move(payload));
   }
 
-  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, Selection&,
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, Selection& selection,
                                 std::span<float> aggregate) override {
     const Plan plan = plan_of(unit);
     const auto count = static_cast<std::size_t>(plan.count());
-    std::vector<std::int64_t> origin(static_cast<std::size_t>(plan.layout.size()));
-    block_major_origins(plan.layout, origin);
+    const std::vector<std::int64_t>& origin = origins(plan.layout, selection);
     const std::size_t ranks = received.gathered.size();
     std::vector<std::vector<std::int64_t>> indices(ranks, std::vector<std::int64_t>(count));
     std::vector<std::vector<float>> values(ranks, std::vector<float>(count));
@@ -156,8 +156,12 @@ class SparseLoco final : public CompressorWith<Selection> {
     return {layout, std::min(k, layout.block_size())};
   }
 
-  // origin[j] = the unit's element at block-major position j (block by block, row-major inside).
-  static void block_major_origins(const kernels::BlockLayout& l, std::span<std::int64_t> origin) {
+  // origin[j] = the unit's element at block-major position j (block by block, row-major inside),
+  // kept in the unit's scratch.
+  static const std::vector<std::int64_t>& origins(const kernels::BlockLayout& l, Selection& scratch) {
+    std::vector<std::int64_t>& origin = scratch.origin;
+    if (origin.size() == static_cast<std::size_t>(l.size())) return origin;
+    origin.resize(static_cast<std::size_t>(l.size()));
     const std::int64_t block_rows_count = l.rows / l.block_rows, block_cols_count = l.cols / l.block_cols;
     std::size_t j = 0;
     for (std::int64_t b = 0; b < l.batch; ++b) {
@@ -171,6 +175,7 @@ class SparseLoco final : public CompressorWith<Selection> {
         }
       }
     }
+    return origin;
   }
 
   int code_bits() const { return o_.packed_codes ? std::bit_width(static_cast<unsigned>(o_.bins - 1)) : 8; }
