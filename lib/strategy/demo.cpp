@@ -91,10 +91,11 @@ Config transport_config(const Config& config, const DemoOptions& options) {
                                       {fmt::format("compressor.{}.error_feedback", transport), false}};
   if (transport == "dct_topk") {
     settings.push_back({"compressor.granularity", std::string("tensor")});
-  } else if (const std::string wire = dct_topk_options(config).wire; wire != "reference") {
-    throw ConfigError(fmt::format("strategy.demo.wire (compressor.dct_topk.wire) = \"{}\" applies to the dct_topk "
-                                  "transport only; transport \"{}\" is set up by its compressor.{}.* keys",
-                                  wire, transport, transport));
+  } else if (const DctTopKOptions dct = dct_topk_options(config);
+             dct.wire != "reference" || dct.value_type || dct.index_width) {
+    throw ConfigError(fmt::format("strategy.demo.wire (compressor.dct_topk.wire, value_type, index_width) applies to "
+                                  "the dct_topk transport only; transport \"{}\" is set up by its compressor.{}.* keys",
+                                  transport, transport));
   }
   return config.with(settings);
 }

@@ -38,6 +38,8 @@ struct Case {
   std::string compressor;
   std::string granularity;
   bool error_feedback;
+  std::string variant = "";            // names the settings below in the test's name
+  std::vector<std::string> settings{};  // over the compressor's defaults
 };
 
 std::vector<Case> all_cases() {
@@ -49,16 +51,27 @@ std::vector<Case> all_cases() {
       for (bool ef : {false, true}) cases.push_back({info->name, granularity, ef});
     }
   }
+  // The shared wire encodings (value_encoding.hpp, index_encoding.hpp) on each sparse compressor;
+  // randomk's leave the all-reduce for a gather.
+  cases.push_back({"topk", "tensor", true, "codebook_smallest",
+                   {"compressor.topk.value_type=codebook", "compressor.topk.index_width=smallest"}});
+  cases.push_back({"topk", "bucket", false, "scaled_sign_packed12",
+                   {"compressor.topk.value_type=scaled_sign", "compressor.topk.index_width=packed12"}});
+  cases.push_back({"randomk", "tensor", true, "codebook", {"compressor.randomk.value_type=codebook"}});
+  cases.push_back({"randomk", "global", false, "bf16", {"compressor.randomk.value_type=bf16"}});
+  cases.push_back({"dct_topk", "tensor", true, "codebook_packed12",
+                   {"compressor.dct_topk.value_type=codebook", "compressor.dct_topk.index_width=packed12"}});
   return cases;
 }
 
 Config config_for(const Case& c) {
   ConfigSchema schema;
   CompressorRegistry::global().add_config_keys(schema);
-  const std::vector<std::string> overrides = {
+  std::vector<std::string> overrides = {
       "compressor.name=" + c.compressor, "compressor.granularity=" + c.granularity,
       "compressor.bucket_mb=0.001",  // about 260 floats: several buckets
       "compressor." + c.compressor + ".error_feedback=" + (c.error_feedback ? "true" : "false")};
+  overrides.insert(overrides.end(), c.settings.begin(), c.settings.end());
   return Config::defaults(schema, overrides);
 }
 
@@ -288,7 +301,8 @@ TEST(CompressedAllReduce, ComputesOnTheBackendOfItsExecutionContext) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, EveryCompressor, testing::ValuesIn(all_cases()), [](const auto& info) {
-  return info.param.compressor + "_" + info.param.granularity + (info.param.error_feedback ? "_ef" : "");
+  const Case& c = info.param;
+  return c.compressor + (c.variant.empty() ? "" : "_" + c.variant) + "_" + c.granularity + (c.error_feedback ? "_ef" : "");
 });
 
 }  // namespace

@@ -13,8 +13,9 @@
 #include "loopback.hpp"
 #include "lowcomm/compress/error_feedback.hpp"
 #include "lowcomm/compress/registry.hpp"
-#include "lowcomm/compress/sparseloco_wire.hpp"
+#include "lowcomm/compress/codebook.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/pack.hpp"
 #include "lowcomm/kernels/topk.hpp"
 
 namespace lowcomm {
@@ -34,37 +35,37 @@ std::unique_ptr<Compressor> make(std::vector<std::string> settings) {
 
 TEST(SparseLocoWire, TwelveBitIndicesAreTemplarsBytes) {
   const std::vector<std::int64_t> indices = fixture().ints("pack12/indices");
-  std::vector<std::byte> packed(sparseloco::packed_12bit_bytes(indices.size()));
-  sparseloco::pack_12bit(indices, packed);
+  std::vector<std::byte> packed(kernels::packed_12bit_bytes(indices.size()));
+  kernels::pack_12bit(kernels::Backend::Cpu, indices, packed);
   const std::vector<std::int64_t> expected = fixture().ints("pack12/bytes");
   ASSERT_EQ(packed.size(), expected.size());
   for (std::size_t i = 0; i < packed.size(); ++i) EXPECT_EQ(std::to_integer<std::int64_t>(packed[i]), expected[i]) << i;
   std::vector<std::int64_t> back(indices.size());
-  sparseloco::unpack_12bit(packed, back);
+  kernels::unpack_12bit(kernels::Backend::Cpu, packed, 4096, back);
   EXPECT_EQ(back, indices);
   // An odd count is completed by a 0 index; 4096 does not fit.
   std::vector<std::byte> three(3);
-  sparseloco::pack_12bit(std::vector<std::int64_t>{4095}, three);
+  kernels::pack_12bit(kernels::Backend::Cpu, std::vector<std::int64_t>{4095}, three);
   EXPECT_EQ(std::to_integer<int>(three[0]), 0xFF);
   EXPECT_EQ(std::to_integer<int>(three[1]), 0x0F);
   EXPECT_EQ(std::to_integer<int>(three[2]), 0x00);
-  EXPECT_THROW(sparseloco::pack_12bit(std::vector<std::int64_t>{4096}, three), Error);
+  EXPECT_THROW(kernels::pack_12bit(kernels::Backend::Cpu, std::vector<std::int64_t>{4096}, three), Error);
 }
 
 // Codes exactly; the shift and the bins' means within 1e-6 (torch sums in its own order).
 TEST(SparseLocoWire, TheCodebookIsTemplars) {
   const std::vector<float> values = fixture().floats("codebook/values");
-  const sparseloco::Codebook book = sparseloco::quantize(values, 4, 6.0);
+  const Codebook book = make_codebook(values, 4, 6.0);
   const std::vector<std::int64_t> codes = fixture().ints("codebook/codes");
   ASSERT_EQ(book.codes.size(), codes.size());
   for (std::size_t i = 0; i < codes.size(); ++i) EXPECT_EQ(book.codes[i], codes[i]) << i;
   EXPECT_NEAR(book.shift, fixture().floats("codebook/shift")[0], 1e-6 * std::abs(book.shift) + 1e-12);
   const std::vector<float> lookup = fixture().floats("codebook/lookup");
   for (std::size_t b = 0; b < lookup.size(); ++b) EXPECT_NEAR(book.lookup[b], lookup[b], 1e-6 * std::abs(lookup[b]) + 1e-12);
-  std::vector<std::byte> packed(sparseloco::packed_code_bytes(book.codes.size(), 2));
-  sparseloco::pack_codes(book.codes, 2, packed);
+  std::vector<std::byte> packed(kernels::packed_code_bytes(book.codes.size(), 2));
+  kernels::pack_codes(kernels::Backend::Cpu, book.codes, 2, packed);
   std::vector<std::uint8_t> back(book.codes.size());
-  sparseloco::unpack_codes(packed, 2, back);
+  kernels::unpack_codes(kernels::Backend::Cpu, packed, 2, 4, back);
   EXPECT_EQ(back, book.codes);
 }
 
@@ -92,7 +93,7 @@ TEST(SparseLocoWire, TopkSendsItsValuesOnTheCodebook) {
     std::vector<std::int64_t> indices(8);
     std::vector<float> values(8);
     kernels::topk_global(kernels::Backend::Cpu, input, 8, indices, values);
-    const sparseloco::Codebook book = sparseloco::quantize(values, 4, 6.0);
+    const Codebook book = make_codebook(values, 4, 6.0);
     for (std::size_t j = 0; j < 8; ++j) expected[static_cast<std::size_t>(indices[j])] += book.decoded(book.codes[j]);
   }
   for (std::size_t i = 0; i < 100; ++i) EXPECT_FLOAT_EQ(out[0][i], expected[i] / 2.0f) << i;
@@ -182,7 +183,7 @@ TEST(SparseLoco, AMalformedPayloadIsRefused) {
   received.gathered.push_back(payload);
   std::vector<float> aggregate(64);
   EXPECT_THAT([&] { (void)sparseloco->decode(unit, 0, received, scratch, aggregate); },
-              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("outside its block of 64")));
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("is not below the limit 64")));
   received.gathered[0] = std::span(payload).first(payload.size() - 1);
   EXPECT_THAT([&] { (void)sparseloco->decode(unit, 0, received, scratch, aggregate); },
               ::testing::ThrowsMessage<Error>(::testing::HasSubstr("expected")));

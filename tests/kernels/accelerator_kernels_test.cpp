@@ -229,6 +229,50 @@ TEST_F(AcceleratorKernels, IndexAndSignPackingAreTheReferences) {
   }
 }
 
+// 12-bit indices and codes of every width: the Reference's bytes, and back; odd counts, codes that
+// straddle bytes, and a bad index or code named as the Reference names it.
+TEST_F(AcceleratorKernels, TwelveBitAndCodePackingAreTheReferences) {
+  for (const std::size_t n : {0u, 1u, 13u, 1001u}) {
+    std::vector<std::int64_t> indices(n);
+    for (std::size_t i = 0; i < n; ++i) indices[i] = static_cast<std::int64_t>((i * 2654435761u) % 4096);
+    std::vector<std::byte> r(packed_12bit_bytes(n)), kk(r.size());
+    pack_12bit(kRef, indices, r);
+    pack_12bit(kAccelerator, indices, kk);
+    ASSERT_EQ(kk, r);
+    std::vector<std::int64_t> back(n);
+    unpack_12bit(kAccelerator, kk, 4096, back);
+    ASSERT_EQ(back, indices);
+    for (int bits = 1; bits <= 8; ++bits) {
+      std::vector<std::uint8_t> codes(n);
+      for (std::size_t i = 0; i < n; ++i) codes[i] = static_cast<std::uint8_t>((i * 40503u) % (1u << bits));
+      std::vector<std::byte> rc(packed_code_bytes(n, bits)), kc(rc.size());
+      pack_codes(kRef, codes, bits, rc);
+      pack_codes(kAccelerator, codes, bits, kc);
+      ASSERT_EQ(kc, rc) << bits;
+      std::vector<std::uint8_t> codes_back(n);
+      unpack_codes(kAccelerator, kc, bits, 1u << bits, codes_back);
+      ASSERT_EQ(codes_back, codes) << bits;
+    }
+  }
+  const std::vector<std::int64_t> unfit{1, 2, 4096, -1};
+  std::vector<std::byte> packed(packed_12bit_bytes(4));
+  EXPECT_EQ(error_of([&] { pack_12bit(kAccelerator, unfit, packed); }),
+            error_of([&] { pack_12bit(kRef, unfit, packed); }));
+  const std::vector<std::int64_t> fit{1, 2, 4000, 7};
+  pack_12bit(kRef, fit, packed);
+  std::vector<std::int64_t> out(4);
+  EXPECT_EQ(error_of([&] { unpack_12bit(kAccelerator, packed, 100, out); }),
+            error_of([&] { unpack_12bit(kRef, packed, 100, out); }));
+  const std::vector<std::uint8_t> wide{1, 9, 2};
+  std::vector<std::byte> codes(packed_code_bytes(3, 3));
+  EXPECT_EQ(error_of([&] { pack_codes(kAccelerator, wide, 3, codes); }),
+            error_of([&] { pack_codes(kRef, wide, 3, codes); }));
+  const std::vector<std::byte> past{std::byte{0x3F}};  // 3, 3, 3 at 2 bits, with 3 bins
+  std::vector<std::uint8_t> decoded(3);
+  EXPECT_EQ(error_of([&] { unpack_codes(kAccelerator, past, 2, 3, decoded); }),
+            error_of([&] { unpack_codes(kRef, past, 2, 3, decoded); }));
+}
+
 TEST_F(AcceleratorKernels, QuantisationIsTheReferencesBitForBit) {
   for (int bits = 1; bits <= 8; ++bits) {
     for (const std::size_t n : {1u, 13u, 1001u}) {

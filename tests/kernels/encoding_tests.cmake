@@ -2,6 +2,7 @@
 lowcomm_add_unit_test(kernels_encoding_test SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/pack_indices_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pack_signs_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pack_codes_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/quantize_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/orthonormalize_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gemm_test.cpp

@@ -3,6 +3,7 @@
 // compression_chunk and wire are aliases of them). Public because the demo strategy checks a run
 // against them: the block side it warns about, and a wire set for a transport that has none.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,11 @@ struct DctTopKOptions {
   std::int64_t topk = 32;        // coefficients kept per block
   std::int64_t chunk = 64;       // largest block side
   std::string wire = "reference";  // reference | compact | compact_1bit
+  // When set, they replace the wire's (value_encoding.hpp, index_encoding.hpp).
+  std::optional<std::string> value_type;
+  std::int64_t bins = 4;
+  double range = 6.0;
+  std::optional<std::string> index_width;
 };
 
 // <prefix>.dct_topk.*, as the compressor reads them.

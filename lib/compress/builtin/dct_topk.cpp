@@ -5,8 +5,11 @@
 // the ranks that selected it (not the sum over W). Wire formats:
 //   reference     int64 indices, fp32 values (what the DeMo paper's MB/step counts)
 //   compact       the smallest unsigned index type that holds h·w, fp32 values (Psyche)
-//   compact_1bit  compact indices and one sign bit per value (received set → −1, clear → +1);
-//                 `transmitted` keeps the unquantised values, as Psyche's sender does.
+//   compact_1bit  compact indices and one sign bit per value (received set → −1, clear → +1)
+// and `value_type` / `index_width`, when set, replace the wire's choice (value_encoding.hpp,
+// index_encoding.hpp: e.g. a 2-bit codebook with 12-bit indices, SparseLoCo's wire after a DCT).
+// `transmitted` is the selection before its value encoding, whichever it is, as Psyche's sender
+// keeps it for 1 bit: DeMo removes its own estimate from the momentum, not what rounding made of it.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,18 +19,14 @@
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/blocks.hpp"
 #include "lowcomm/kernels/dct_topk.hpp"
-#include "lowcomm/kernels/float16.hpp"
-#include "lowcomm/kernels/pack.hpp"
 #include "lowcomm/kernels/scatter.hpp"
+#include "wire_fields.hpp"
 
 namespace lowcomm::builtin {
 
 namespace {
 
 using kernels::BlockLayout;
-using kernels::IndexWidth;
-
-enum class WireFormat { Reference, Compact, CompactOneBit };
 
 struct Selection {
   std::vector<std::int64_t> indices;  // within their block
@@ -42,7 +41,8 @@ struct Buffers {
 
 class DctTopK final : public CompressorWith<Buffers> {
  public:
-  DctTopK(std::int64_t k, std::int64_t chunk, WireFormat format) : k_(k), chunk_(chunk), format_(format) {}
+  DctTopK(std::int64_t k, std::int64_t chunk, ValueEncoding values, IndexEncoding indices)
+      : k_(k), chunk_(chunk), values_(values), indices_(indices) {}
 
   Aggregation aggregation() const override { return Aggregation::Gathered; }
   bool supports(Granularity granularity) const override { return granularity == Granularity::PerTensor; }
@@ -56,12 +56,8 @@ class DctTopK final : public CompressorWith<Buffers> {
                                 selection.values);
     std::vector<std::byte> payload(plan.payload_bytes());
     const auto [index_part, value_part] = split(std::span(payload), plan);
-    kernels::pack_indices(unit.execution.backend, selection.indices, plan.index_width, index_part);
-    if (format_ == WireFormat::CompactOneBit) {
-      kernels::pack_signs(unit.execution.backend, selection.values, value_part);
-    } else {
-      kernels::encode_values(unit.execution.backend, selection.values, kernels::ValueType::F32, value_part);
-    }
+    indices_.pack(unit.execution.backend, selection.indices, plan.limit(), index_part);
+    values_.encode(unit.execution.backend, selection.values, value_part);
     return Message::gather(std::move(payload));
   }
 
@@ -81,13 +77,8 @@ class DctTopK final : public CompressorWith<Buffers> {
       const auto [index_part, value_part] = split(payload, plan);
       const std::span<std::int64_t> indices = std::span(buffers.received_indices).subspan(w * per_rank, per_rank);
       const std::span<float> values = std::span(buffers.received_values).subspan(w * per_rank, per_rank);
-      kernels::unpack_indices(unit.execution.backend, index_part, plan.index_width,
-                              static_cast<std::uint64_t>(plan.layout.block_size()), indices);
-      if (format_ == WireFormat::CompactOneBit) {
-        kernels::unpack_signs(unit.execution.backend, value_part, values);
-      } else {
-        kernels::decode_values(unit.execution.backend, value_part, kernels::ValueType::F32, values);
-      }
+      indices_.unpack(unit.execution.backend, index_part, plan.limit(), indices);
+      values_.decode(unit.execution.backend, value_part, values);
       sources.push_back({indices, values});
     }
     kernels::scatter_mean_dct_decode(unit.execution.backend, plan.layout, plan.k, sources, aggregate);
@@ -114,22 +105,16 @@ class DctTopK final : public CompressorWith<Buffers> {
   struct Plan {
     BlockLayout layout;
     std::int64_t k;  // per block: clamp(k, 1, h·w)
-    IndexWidth index_width;
-    bool one_bit;
+    const ValueEncoding& values;
+    const IndexEncoding& indices;
     std::size_t selected() const { return static_cast<std::size_t>(layout.blocks() * k); }
-    std::size_t index_bytes() const { return kernels::packed_index_bytes(selected(), index_width); }
-    std::size_t value_bytes() const {
-      return one_bit ? kernels::packed_sign_bytes(selected()) : selected() * sizeof(float);
-    }
-    std::size_t payload_bytes() const { return index_bytes() + value_bytes(); }
+    std::uint64_t limit() const { return static_cast<std::uint64_t>(layout.block_size()); }  // indices are in-block
+    std::size_t index_bytes() const { return indices.bytes(selected(), limit()); }
+    std::size_t payload_bytes() const { return index_bytes() + values.bytes(selected()); }
   };
   Plan plan_of(const UnitContext& unit) const {
     const BlockLayout layout = kernels::block_layout(unit.shape, chunk_);
-    const std::int64_t k = std::clamp<std::int64_t>(k_, 1, layout.block_size());
-    const IndexWidth width = format_ == WireFormat::Reference
-                                 ? IndexWidth::I64
-                                 : kernels::smallest_index_width(static_cast<std::uint64_t>(layout.block_size()));
-    return {layout, k, width, format_ == WireFormat::CompactOneBit};
+    return {layout, std::clamp<std::int64_t>(k_, 1, layout.block_size()), values_, indices_};
   }
 
   template <class Byte>
@@ -139,19 +124,32 @@ class DctTopK final : public CompressorWith<Buffers> {
 
   std::int64_t k_;
   std::int64_t chunk_;
-  WireFormat format_;
+  ValueEncoding values_;
+  IndexEncoding indices_;
 };
 
 const OptionsSchema<DctTopKOptions>& dct_topk_schema() {
-  static const auto schema =
-      OptionsSchema<DctTopKOptions>()
-          .field("topk", &DctTopKOptions::topk, "coefficients kept per block (DeMo's compression_topk)", {.min = 1.0})
-          .field("chunk", &DctTopKOptions::chunk, "largest block side (DeMo's compression_chunk)", {.min = 1.0})
-          .field("wire", &DctTopKOptions::wire,
-                 "reference: int64 indices + fp32; compact: smallest index type; compact_1bit: and one sign bit "
-                 "per value",
-                 {.choices = {"reference", "compact", "compact_1bit"}});
+  static const auto schema = [] {
+    OptionsSchema<DctTopKOptions> s;
+    s.field("topk", &DctTopKOptions::topk, "coefficients kept per block (DeMo's compression_topk)", {.min = 1.0})
+        .field("chunk", &DctTopKOptions::chunk, "largest block side (DeMo's compression_chunk)", {.min = 1.0})
+        .field("wire", &DctTopKOptions::wire,
+               "reference: int64 indices + fp32; compact: smallest index type; compact_1bit: and one sign bit "
+               "per value",
+               {.choices = {"reference", "compact", "compact_1bit"}});
+    value_encoding_fields(s, " (unset: the wire's)");
+    index_encoding_fields(s, " (unset: the wire's)");
+    return s;
+  }();
   return schema;
+}
+
+// The wire's encodings, each replaced by value_type / index_width where set.
+std::pair<ValueEncoding, IndexEncoding> encodings_of(const DctTopKOptions& o) {
+  const bool reference = o.wire == "reference";
+  const std::string values = o.value_type.value_or(o.wire == "compact_1bit" ? "sign" : "fp32");
+  const std::string indices = o.index_width.value_or(reference ? "int64" : "smallest");
+  return {ValueEncoding::parse(values, o.bins, o.range), IndexEncoding::parse(indices)};
 }
 
 }  // namespace
@@ -163,10 +161,8 @@ CompressorInfo dct_topk_compressor() {
           .error_feedback_by_default = false,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
             const DctTopKOptions options = dct_topk_schema().read(p);
-            const WireFormat format = options.wire == "compact"        ? WireFormat::Compact
-                                      : options.wire == "compact_1bit" ? WireFormat::CompactOneBit
-                                                                       : WireFormat::Reference;
-            return std::make_unique<DctTopK>(options.topk, options.chunk, format);
+            const auto [values, indices] = encodings_of(options);
+            return std::make_unique<DctTopK>(options.topk, options.chunk, values, indices);
           }};
 }
 

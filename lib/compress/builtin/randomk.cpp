@@ -1,5 +1,8 @@
 // `randomk`: k coordinates drawn at random, the same on every rank (from the run's seed, the step
-// and the unit), so a plain all-reduce of the k values aggregates them: no indices travel.
+// and the unit): no indices travel. In fp32 a plain all-reduce of the k values aggregates them;
+// in any other value encoding (value_encoding.hpp) a sum of payloads is not a payload, so each
+// rank's is gathered, decoded, and the sum divided by W. Error feedback keeps the values as
+// received.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +12,7 @@
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/scatter.hpp"
 #include "shared_random.hpp"
+#include "wire_fields.hpp"
 
 namespace lowcomm::builtin {
 
@@ -16,32 +20,56 @@ namespace {
 
 struct Chosen {
   std::vector<std::int64_t> indices;  // this step's coordinates, increasing
-  std::vector<float> values;          // the gradient's there, as sent
+  std::vector<float> values;          // the gradient's there, as received
   std::vector<std::uint64_t> picked;  // one bit per coordinate, all clear between calls
 };
 
 class RandomK final : public CompressorWith<Chosen> {
  public:
-  RandomK(double ratio, std::optional<std::int64_t> k) : ratio_(ratio), k_(k) {}
+  RandomK(double ratio, std::optional<std::int64_t> k, ValueEncoding values)
+      : ratio_(ratio), k_(k), values_(values) {}
 
-  Aggregation aggregation() const override { return Aggregation::Summable; }
+  Aggregation aggregation() const override {
+    return values_.summable() ? Aggregation::Summable : Aggregation::Gathered;
+  }
   bool supports(Granularity) const override { return true; }
 
   Message encode(const UnitContext& unit, std::span<const float> gradient, Chosen& chosen) override {
     choose(unit, chosen);
     chosen.values.resize(chosen.indices.size());
     kernels::gather(unit.execution.backend, chosen.indices, gradient, chosen.values);
-    return Message::sum_view(chosen.values);  // the scratch outlives the step
+    if (values_.summable()) return Message::sum_view(chosen.values);  // the scratch outlives the step
+    std::vector<std::byte> payload(values_.bytes(chosen.values.size()));
+    values_.encode(unit.execution.backend, chosen.values, payload);
+    values_.decode(unit.execution.backend, std::span<const std::byte>(payload), chosen.values);
+    for (float& v : chosen.values) v = 0.0f + v;  // what the dense form, 0 + v at each index, holds
+    return Message::gather(std::move(payload));
   }
 
   std::optional<Message> decode(const UnitContext& unit, int, const Received& received, Chosen& chosen,
                                 std::span<float> aggregate) override {
-    if (received.sum.size() != chosen.indices.size()) {
-      throw Error(fmt::format("randomk: unit '{}' received {} values for {} coordinates", unit.name,
-                              received.sum.size(), chosen.indices.size()));
+    const float ranks = static_cast<float>(unit.contributors());
+    if (values_.summable()) {
+      if (received.sum.size() != chosen.indices.size()) {
+        throw Error(fmt::format("randomk: unit '{}' received {} values for {} coordinates", unit.name,
+                                received.sum.size(), chosen.indices.size()));
+      }
+      kernels::scatter_divided(unit.execution.backend, chosen.indices, received.sum, ranks, aggregate);
+      return std::nullopt;
     }
-    kernels::scatter_divided(unit.execution.backend, chosen.indices, received.sum,
-                             static_cast<float>(unit.contributors()), aggregate);
+    // Each rank's values decoded and summed in rank order, then divided by W, as the sum would be.
+    const std::size_t k = chosen.indices.size();
+    std::vector<float> sum(k, 0.0f), values(k);
+    for (std::size_t w = 0; w < received.gathered.size(); ++w) {
+      const std::span<const std::byte> payload = received.gathered[w];
+      if (payload.size() != values_.bytes(k)) {
+        throw Error(fmt::format("randomk: rank {} sent {} bytes for unit '{}', expected {}", received.sender(w),
+                                payload.size(), unit.name, values_.bytes(k)));
+      }
+      values_.decode(unit.execution.backend, payload, values);
+      for (std::size_t i = 0; i < k; ++i) sum[i] += values[i];
+    }
+    kernels::scatter_divided(unit.execution.backend, chosen.indices, sum, ranks, aggregate);
     return std::nullopt;
   }
 
@@ -51,7 +79,7 @@ class RandomK final : public CompressorWith<Chosen> {
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
-    return static_cast<std::uint64_t>(count(unit.numel())) * sizeof(float);
+    return values_.bytes(static_cast<std::size_t>(count(unit.numel())));
   }
 
  private:
@@ -100,19 +128,26 @@ class RandomK final : public CompressorWith<Chosen> {
 
   double ratio_;
   std::optional<std::int64_t> k_;
+  ValueEncoding values_;
 };
 
 struct RandomKOptions {
   double ratio = 0.01;
   std::optional<std::int64_t> k;
+  std::string value_type = "fp32";
+  std::int64_t bins = 4;
+  double range = 6.0;
 };
 
 const OptionsSchema<RandomKOptions>& randomk_schema() {
-  static const auto schema =
-      OptionsSchema<RandomKOptions>()
-          .field("ratio", &RandomKOptions::ratio, "fraction of coordinates kept per unit (k = max(1, floor(ratio n)))",
-                 {.min = 1e-9, .max = 1.0})
-          .field("k", &RandomKOptions::k, "coordinates kept per unit; replaces ratio when set", {.min = 1.0});
+  static const auto schema = [] {
+    OptionsSchema<RandomKOptions> s;
+    s.field("ratio", &RandomKOptions::ratio, "fraction of coordinates kept per unit (k = max(1, floor(ratio n)))",
+            {.min = 1e-9, .max = 1.0})
+        .field("k", &RandomKOptions::k, "coordinates kept per unit; replaces ratio when set", {.min = 1.0});
+    value_encoding_fields(s, " (all but fp32 are gathered: a sum of encoded payloads is not one)");
+    return s;
+  }();
   return schema;
 }
 
@@ -124,8 +159,8 @@ CompressorInfo randomk_compressor() {
           .parameters = randomk_schema().keys(),
           .error_feedback_by_default = true,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
-            const RandomKOptions options = randomk_schema().read(p);
-            return std::make_unique<RandomK>(options.ratio, options.k);
+            const RandomKOptions o = randomk_schema().read(p);
+            return std::make_unique<RandomK>(o.ratio, o.k, ValueEncoding::parse(o.value_type, o.bins, o.range));
           }};
 }
 

@@ -3,10 +3,10 @@
 //   - blocks as DeMo's (kernels/blocks.hpp): each dimension cut by its largest divisor ≤ chunk;
 //   - in each block the k entries of largest magnitude, k = topk made even and at least 2 as
 //     templar does (never more than the block: a block of 1 sends its 1);
-//   - indices within the block, 12 bits each (compress/sparseloco_wire.hpp);
+//   - indices within the block, 12 bits each (index_encoding.hpp's packed12);
 //   - values: bins = 0 sends them as fp32; else templar's codebook over the unit's selected values
-//     (codes of ceil(log2 bins) bits, or one byte each as templar sends them, then the shift and
-//     the bins' decoded means as fp32);
+//     (value_encoding.hpp, codebook.hpp: codes of ceil(log2 bins) bits, or one byte each as templar
+//     sends them, then the shift and the bins' decoded means as fp32);
 //   - the aggregate: each rank's decoded values scaled down to the median of the ranks' norms
 //     where larger (templar's clip_norm; the lower median for an even count, as torch.median),
 //     then per entry the mean over the ranks that selected it (0 where none did).
@@ -15,12 +15,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstring>
 
 #include "builtins.hpp"
-#include "lowcomm/compress/sparseloco_wire.hpp"
+#include "lowcomm/compress/index_encoding.hpp"
+#include "lowcomm/compress/value_encoding.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/blocks.hpp"
 #include "lowcomm/kernels/topk.hpp"
@@ -52,11 +51,18 @@ struct Plan {
   kernels::BlockLayout layout;
   std::int64_t k = 0;
   std::int64_t count() const { return layout.blocks() * k; }
+  std::uint64_t limit() const { return static_cast<std::uint64_t>(layout.block_size()); }  // indices are in-block
 };
 
 class SparseLoco final : public CompressorWith<Selection> {
  public:
-  explicit SparseLoco(SparseLocoOptions options) : o_(options) {}
+  explicit SparseLoco(SparseLocoOptions options)
+      : o_(options),
+        values_(o_.bins == 0 ? ValueEncoding{}
+                             : ValueEncoding{.kind = ValueEncoding::Kind::Codebook,
+                                             .bins = static_cast<int>(o_.bins),
+                                             .range = o_.range,
+                                             .code_bits = o_.packed_codes ? 0 : 8}) {}
 
   Aggregation aggregation() const override { return Aggregation::Gathered; }
   bool supports(Granularity) const override { return true; }
@@ -70,19 +76,14 @@ class SparseLoco final : public CompressorWith<Selection> {
     const auto count = static_cast<std::size_t>(plan.count());
     std::vector<std::int64_t> within(count);
     std::vector<float> values(count);
-    kernels::topk_per_block(kernels::Backend::Cpu, blocked, block, plan.k, within, values);
+    kernels::topk_per_block(kHost, blocked, block, plan.k, within, values);
 
     std::vector<std::byte> payload(payload_bytes(plan));
-    const std::size_t index_bytes = sparseloco::packed_12bit_bytes(count);
-    sparseloco::pack_12bit(within, std::span(payload).first(index_bytes));
-    std::span<std::byte> rest = std::span(payload).subspan(index_bytes);
-    if (o_.bins == 0) {
-      std::memcpy(rest.data(), values.data(), count * sizeof(float));
-    } else {
-      const sparseloco::Codebook book = sparseloco::quantize(values, static_cast<int>(o_.bins), o_.range);
-      sparseloco::write_codebook(book, code_bits(), rest);
-      for (std::size_t i = 0; i < count; ++i) values[i] = book.decoded(book.codes[i]);
-    }
+    const std::size_t index_bytes = kIndices.bytes(count, plan.limit());
+    kIndices.pack(kHost, within, plan.limit(), std::span(payload).first(index_bytes));
+    const std::span<std::byte> rest = std::span(payload).subspan(index_bytes);
+    values_.encode(kHost, values, rest);
+    values_.decode(kHost, std::span<const std::byte>(rest), values);  // what receivers will see
     selection.indices.resize(count);
     selection.values.resize(count);
     for (std::size_t i = 0; i < count; ++i) {
@@ -178,39 +179,31 @@ class SparseLoco final : public CompressorWith<Selection> {
     return origin;
   }
 
-  int code_bits() const { return o_.packed_codes ? std::bit_width(static_cast<unsigned>(o_.bins - 1)) : 8; }
-
   std::size_t payload_bytes(const Plan& plan) const {
     const auto count = static_cast<std::size_t>(plan.count());
-    const std::size_t values = o_.bins == 0 ? count * sizeof(float)
-                                            : sparseloco::codebook_bytes(count, static_cast<int>(o_.bins), code_bits());
-    return sparseloco::packed_12bit_bytes(count) + values;
+    return kIndices.bytes(count, plan.limit()) + values_.bytes(count);
   }
 
   // A rank's payload: its entries' positions in the unit and their decoded values.
   void read_selection(const Plan& plan, std::span<const std::int64_t> origin, std::span<const std::byte> payload,
                       std::span<std::int64_t> indices, std::span<float> values) const {
     const std::size_t count = indices.size();
-    const std::size_t index_bytes = sparseloco::packed_12bit_bytes(count);
+    const std::size_t index_bytes = kIndices.bytes(count, plan.limit());
     std::vector<std::int64_t> within(count);
-    sparseloco::unpack_12bit(payload.first(index_bytes), within);
+    kIndices.unpack(kHost, payload.first(index_bytes), plan.limit(), within);  // each below its block's size
     const std::int64_t block = plan.layout.block_size();
     for (std::size_t i = 0; i < count; ++i) {
-      if (within[i] >= block) {
-        throw Error(fmt::format("sparseloco: index {} of a received payload is outside its block of {}", within[i], block));
-      }
       const auto b = static_cast<std::int64_t>(i) / plan.k;
       indices[i] = origin[static_cast<std::size_t>(b * block + within[i])];
     }
-    const std::span<const std::byte> rest = payload.subspan(index_bytes);
-    if (o_.bins == 0) {
-      std::memcpy(values.data(), rest.data(), count * sizeof(float));
-      return;
-    }
-    sparseloco::read_codebook(rest, static_cast<int>(o_.bins), code_bits(), values);
+    values_.decode(kHost, payload.subspan(index_bytes), values);
   }
 
+  // Its block-major copies are host vectors, so it computes on the host whatever the unit's backend.
+  static constexpr kernels::Backend kHost = kernels::Backend::Cpu;
+  static constexpr IndexEncoding kIndices{.kind = IndexEncoding::Kind::Packed12};
   SparseLocoOptions o_;
+  ValueEncoding values_;
 };
 
 const OptionsSchema<SparseLocoOptions>& sparseloco_schema() {
