@@ -73,7 +73,12 @@ if not float(rows["p"]["payload_bytes"]) < 4 * n / 10:
 rows = plan("--model", JSON_MODEL, "--world-size", "3",
             "--method", "ref: strategy.name=demo compressor.dct_topk.topk=5",
             "--method", "onebit: strategy.name=demo compressor.dct_topk.topk=5 compressor.dct_topk.wire=compact_1bit",
-            "--method", "topk: compressor.name=topk compressor.topk.k=10")
+            "--method", "topk: compressor.name=topk compressor.topk.k=10",
+            "--method", "muloco: strategy.name=diloco strategy.diloco.inner_steps=30 optimizer.name=muon "
+            "compressor.name=topk compressor.topk.k=10 compressor.topk.value_type=codebook "
+            "compressor.topk.index_width=smallest",
+            "--method", "dct2bit: strategy.name=demo compressor.dct_topk.topk=5 compressor.dct_topk.value_type=codebook "
+            "compressor.dct_topk.index_width=packed12")
 blocks = 2 + 2 + 2
 expect(rows, "ref", "payload_bytes", blocks * 5 * 12)
 selected, index_bytes = [2 * 5, 2 * 5, 2 * 5], [2, 2, 1]
@@ -82,6 +87,13 @@ expect(rows, "onebit", "payload_bytes", sum(k * i + (k + 7) // 8 for k, i in zip
 expect(rows, "ref", "wire_sent_bytes", 2 * blocks * 5 * 12)
 # topk: k int32 indices and k fp32 values per tensor.
 expect(rows, "topk", "payload_bytes", 3 * 10 * 8)
+# MuLoCo's 2-bit top-k, once every H = 30 steps: per tensor k = 10 indices of the smallest type
+# (uint16 for 8192 and 6144 entries, uint8 for 96), 10 codes of 2 bits in 3 bytes, and the
+# codebook's shift and 4 means in fp32.
+expect(rows, "muloco", "payload_bytes", (10 * 2 + 10 * 2 + 10 * 1 + 3 * (3 + 20)) / 30, 1e-15)
+# DeMo's coefficients on SparseLoCo's wire: per tensor 2 blocks x 5 = 10 selected, 12-bit indices
+# in 15 bytes, 2-bit codes in 3 bytes and the 20-byte codebook.
+expect(rows, "dct2bit", "payload_bytes", 3 * (15 + 3 + 20))
 
 # The published figures (REFERENCE.md §5), as docs/plan.md reproduces them.
 rows = plan("--model", "olmo-1b", "--world-size", "64",

@@ -52,6 +52,10 @@ const std::vector<std::string> kDefaultMethods = {
     // SparseLoCo's published settings: H = 30, no outer momentum, error feedback at 0.95.
     "sparseloco: strategy.name=diloco strategy.diloco.inner_steps=30 strategy.diloco.outer_momentum=0 "
     "strategy.diloco.outer_lr=1 compressor.name=sparseloco compressor.sparseloco.error_feedback_decay=0.95",
+    // MuLoCo's compressed point (experiments/muloco.toml): DiLoCo with Muon, H = 30, its
+    // pseudo-gradient through top-k (10 %) with error feedback and values on a 2-bit codebook.
+    "muloco: strategy.name=diloco strategy.diloco.inner_steps=30 optimizer.name=muon compressor.name=topk "
+    "compressor.topk.ratio=0.1 compressor.topk.value_type=codebook",
 };
 
 Method parse_method(const std::string& text) {
@@ -160,8 +164,8 @@ void add_plan_command(CLI::App& app) {
       ->capture_default_str();
   plan->add_option("--method", arguments.methods,
                    "\"LABEL: KEY=VALUE ...\": a method, as settings over the configuration (repeatable; default: "
-                   "dense, dense-bf16, demo, topk, powersgd, diloco, desloc at their defaults, sparseloco at its "
-                   "published settings)")
+                   "dense, dense-bf16, demo, topk, powersgd, diloco, desloc at their defaults, sparseloco and "
+                   "muloco at their published settings)")
       ->type_name("SPEC")
       ->allow_extra_args(false);
   plan->add_option("--baseline", arguments.baseline, "the method the ratios divide (default: the first)")
