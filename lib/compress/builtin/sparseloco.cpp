@@ -38,12 +38,16 @@ struct SparseLocoOptions {
 };
 
 // A unit's scratch: this rank's selection of a step (positions in the unit and the values as
-// receivers decode them), and where each block-major element comes from in the unit, which
-// depends on the unit's shape alone and is made on its first encode.
+// receivers decode them), where each block-major element comes from in the unit (its shape's
+// alone, made on the first encode), and two unit-sized buffers kept from step to step, so that
+// no step pays for fresh pages: the unit in block-major order, and the per-entry rank counts
+// (zero between calls).
 struct Selection {
   std::vector<std::int64_t> indices;
   std::vector<float> values;
   std::vector<std::int64_t> origin;
+  std::vector<float> blocked;
+  std::vector<float> counts;
 };
 
 // A unit's blocks and how many entries each sends.
@@ -71,7 +75,8 @@ class SparseLoco final : public CompressorWith<Selection> {
     const Plan plan = plan_of(unit);
     const std::int64_t block = plan.layout.block_size();
     const std::vector<std::int64_t>& origin = origins(plan.layout, selection);
-    std::vector<float> blocked(origin.size());  // the unit in block-major order
+    std::vector<float>& blocked = selection.blocked;
+    blocked.resize(origin.size());
     for (std::size_t i = 0; i < origin.size(); ++i) blocked[i] = input[static_cast<std::size_t>(origin[i])];
     const auto count = static_cast<std::size_t>(plan.count());
     std::vector<std::int64_t> within(count);
@@ -123,7 +128,8 @@ class SparseLoco final : public CompressorWith<Selection> {
         for (float& v : values[w]) v *= factor;
       }
     }
-    std::vector<float> counts(aggregate.size(), 0.0f);
+    std::vector<float>& counts = selection.counts;
+    counts.resize(aggregate.size(), 0.0f);
     std::fill(aggregate.begin(), aggregate.end(), 0.0f);
     for (std::size_t w = 0; w < ranks; ++w) {
       for (std::size_t i = 0; i < count; ++i) {
@@ -132,8 +138,13 @@ class SparseLoco final : public CompressorWith<Selection> {
         counts[at] += 1.0f;
       }
     }
-    for (std::size_t i = 0; i < aggregate.size(); ++i) {
-      if (counts[i] > 0.0f) aggregate[i] /= counts[i];
+    // Each selected entry divided once by its count, which is then cleared for the next call.
+    for (std::size_t w = 0; w < ranks; ++w) {
+      for (std::size_t i = 0; i < count; ++i) {
+        const auto at = static_cast<std::size_t>(indices[w][i]);
+        if (counts[at] > 0.0f) aggregate[at] /= counts[at];
+        counts[at] = 0.0f;
+      }
     }
     return std::nullopt;
   }
