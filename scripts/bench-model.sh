@@ -29,7 +29,7 @@ for spec in "gpt2-124m 4 64" "small 4 64"; do
   torch=$(OMP_NUM_THREADS=$threads /usr/bin/python3 scripts/bench_model_torch.py --preset "$preset" -B "$B" -T "$T" \
             --threads "$threads" --steps "$steps" --warmup "$warmup")
   echo "$torch"
-  # Fields of lowcomm's data row: preset B T threads tokens/s step best fwd+bwd adamw GFLOP/s of_sgemm.
+  # Fields of lowcomm's data row: preset B T threads tokens/s step best fwd+bwd optimizer GFLOP/s of_sgemm.
   row=$(echo "$ours" | awk -v p="$preset" '$1 == p')
   sgemm=$(echo "$ours" | sed -n 's/^# gemm \([0-9.]*\) GFLOP.*/\1/p')
   flops=$(echo "$ours" | sed -n 's/.*= \([0-9.e+]*\)$/\1/p')

@@ -1,5 +1,6 @@
 // `lowcomm bench model`: training throughput of the transformer reference model (apps/gpt) on
-// this node: tokens/s of a full step (forward + backward + AdamW) for a preset at a given batch
+// this node: tokens/s of a full step (forward + backward + the optimizer: AdamW, or any registered
+// one at its defaults, e.g. Muon with its Newton-Schulz iterations) for a preset at a given batch
 // B × T, OpenMP thread count, backend and precision, after warm-up steps, next to the rate of the
 // kernel the model's projections use (linear_forward, on the same backend and in the same
 // precision), measured in the same run.
@@ -28,7 +29,7 @@
 #include "gpt/model.hpp"
 #include "lowcomm/core/timing.hpp"
 #include "lowcomm/kernels/linear.hpp"
-#include "lowcomm/optim/adamw.hpp"
+#include "lowcomm/optim/registry.hpp"
 
 namespace lowcomm::cli {
 namespace {
@@ -41,9 +42,20 @@ struct BenchModelArguments {
   std::string backend = std::string(kernels::to_string(ExecutionContext{}.backend));
   std::string precision = "fp32";
   double peak_tflops = 0;  // the device's datasheet peak in this precision, for MFU; 0: not printed
+  std::string optimizer = "adamw";
   int steps = 5;
   int warmup = 2;
 };
+
+// The optimizer at its defaults, AdamW with GPT-2's betas and weight decay (0.9, 0.95, 0.1).
+std::unique_ptr<Optimizer> make_bench_optimizer(const std::string& name, const ExecutionContext& execution,
+                                                const std::vector<TensorInfo>& tensors) {
+  ConfigSchema schema;
+  add_optimizer_keys(schema);
+  std::vector<std::string> settings{"optimizer.name=" + name};
+  if (name == "adamw") settings.insert(settings.end(), {"optimizer.adamw.beta2=0.95", "optimizer.adamw.weight_decay=0.1"});
+  return make_optimizer(Config::defaults(schema, settings), {.execution = execution, .tensors = tensors});
+}
 
 // GFLOP/s of the linear kernel (on Cpu: OpenBLAS sgemm where the build has it; on Cuda cuBLAS, on
 // the tensor cores in bf16) on n × n × n, best of five.
@@ -70,11 +82,7 @@ void run(const BenchModelArguments& args) {
                                    .precision = *kernels::precision_named(args.precision)};  // CLI checked it
   const double sgemm = measure_linear_sgemm_gflops(execution, 768);
   gpt::GptModel model(config, 1, execution);
-  AdamWOptions options;
-  options.beta1 = 0.9;
-  options.beta2 = 0.95;
-  options.weight_decay = 0.1;
-  AdamW optimizer(options, execution);
+  const std::unique_ptr<Optimizer> optimizer = make_bench_optimizer(args.optimizer, execution, model.tensors());
   const std::int64_t tokens_per_step = std::int64_t{args.batch} * args.seq;
   std::mt19937 random(1);
   std::uniform_int_distribution<std::int32_t> pick(0, static_cast<std::int32_t>(config.vocab_size - 1));
@@ -88,7 +96,7 @@ void run(const BenchModelArguments& args) {
     const auto start = SteadyClock::now();
     loss = model.forward_backward(tokens, targets, args.batch, args.seq);
     const double forward_backward = seconds_since(start);
-    optimizer.step(model.parameter_spans(), model.gradient_views(), 1e-4);
+    optimizer->step(model.parameter_spans(), model.gradient_views(), 1e-4);
     const double seconds = seconds_since(start);
     if (step < args.warmup) continue;
     best = std::min(best, seconds);
@@ -101,17 +109,17 @@ void run(const BenchModelArguments& args) {
                                  12.0 * static_cast<double>(config.layers * config.width * args.seq);
   const double tokens_per_s = static_cast<double>(tokens_per_step) / mean;
   const double model_gflops = tokens_per_s * flops_per_token / 1e9;
-  std::printf("# lowcomm bench model: %s (%.1f M parameters), B=%d T=%d, %d threads, %s products, %d steps after "
-              "%d warm-up\n",
+  std::printf("# lowcomm bench model: %s (%.1f M parameters), B=%d T=%d, %d threads, %s products, optimizer %s, "
+              "%d steps after %d warm-up\n",
               args.preset.c_str(), static_cast<double>(config.parameter_count()) / 1e6, args.batch, args.seq,
-              omp_get_max_threads(), args.precision.c_str(), args.steps, args.warmup);
+              omp_get_max_threads(), args.precision.c_str(), args.optimizer.c_str(), args.steps, args.warmup);
   std::printf("# matrix products: %.*s\n", static_cast<int>(kernels::cpu_matrix_products().size()),
               kernels::cpu_matrix_products().data());
   std::printf("# gemm %.1f GFLOP/s (768^3, linear_forward on %s in %s); model FLOPs/token = 6(N - T_max*C) + "
               "12*L*C*T = %.3g\n",
               sgemm, args.backend.c_str(), args.precision.c_str(), flops_per_token);
   std::printf("%-10s %6s %6s %8s %12s %12s %10s %10s %10s %9s %8s\n", "preset", "B", "T", "threads", "tokens/s",
-              "step(ms)", "best(ms)", "fwd+bwd", "adamw", "GFLOP/s", "of_sgemm");
+              "step(ms)", "best(ms)", "fwd+bwd", "optimizer", "GFLOP/s", "of_sgemm");
   std::printf("%-10s %6d %6d %8d %12.1f %12.1f %10.1f %10.1f %10.1f %9.1f %7.1f%%\n", args.preset.c_str(),
               args.batch, args.seq, omp_get_max_threads(), tokens_per_s, mean * 1e3, best * 1e3,
               model_s / args.steps * 1e3, optimizer_s / args.steps * 1e3, model_gflops, 100.0 * model_gflops / sgemm);
@@ -129,7 +137,7 @@ void run(const BenchModelArguments& args) {
 
 void add_bench_model_command(CLI::App& bench) {
   CLI::App* model = bench.add_subcommand(
-      "model", "training tokens/s of the transformer model (forward + backward + AdamW), vs the sgemm rate");
+      "model", "training tokens/s of the transformer model (forward + backward + optimizer), vs the sgemm rate");
   static BenchModelArguments arguments;  // CLI11 binds options to storage that outlives parsing
   model->add_option("--preset", arguments.preset, "model preset: tiny, small, gpt2-124m")->capture_default_str();
   model->add_option("--batch,-B", arguments.batch, "sequences per step")->capture_default_str();
@@ -153,6 +161,10 @@ void add_bench_model_command(CLI::App& bench) {
                     "the hardware's peak TFLOP/s in this precision (its datasheet's): prints the model FLOP "
                     "utilisation (MFU) against it")
       ->check(CLI::NonNegativeNumber);
+  model->add_option("--optimizer", arguments.optimizer,
+                    "the optimizer stepped after each backward, at its defaults (adamw with GPT-2's betas 0.9, 0.95 "
+                    "and weight decay 0.1): any registered one, e.g. muon")
+      ->capture_default_str();
   model->add_option("--steps", arguments.steps, "timed steps")->check(CLI::Range(1, 100000))->capture_default_str();
   model->add_option("--warmup", arguments.warmup, "untimed steps first")->check(CLI::Range(0, 100000))->capture_default_str();
   model->callback([] { run(arguments); });
