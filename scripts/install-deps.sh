@@ -14,6 +14,7 @@ packages=(
   libopenblas-openmp-dev            # sgemm for the transformer kernels, on OpenMP's threads
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev   # preset kokkos (Kokkos 3.4, Serial)
   libgtest-dev libgmock-dev
+  clang libclang-rt-14-dev libomp-dev   # preset fuzz: Clang's libFuzzer and OpenMP (scripts/fuzz.sh)
   python3-h5py python3-numpy        # reading logs in tests (/usr/bin/python3)
   python3-pandas python3-matplotlib python3-pytest   # analysis/ (reports) and its tests
 )

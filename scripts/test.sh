@@ -9,7 +9,9 @@
 # the CUDA configuration where nvcc is installed (preset cuda: everything built with the CUDA code,
 # and every test but the long ones run, as a cluster's login node with nvcc and no GPU would: each
 # passes, or skips saying why (the GPU tests); scripts/gpu-check.sh runs them on a GPU).
-# `bash scripts/test.sh release` (or `debug`, `kokkos`, `cuda`) runs one.
+# Last, every fuzz target for 30 s (preset fuzz: scripts/fuzz.sh, docs/reliability.md; the fixed
+# defects' inputs first).
+# `bash scripts/test.sh release` (or `debug`, `kokkos`, `cuda`, `fuzz`) runs one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 presets=("${@:-release}")
@@ -20,12 +22,16 @@ if [ $# -eq 0 ]; then
   else
     echo "== no nvcc: the CUDA configuration is not built =="
   fi
-  presets+=(debug)
+  presets+=(debug fuzz)
 fi
 export PATH="$PATH:/usr/local/cuda/bin"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for preset in "${presets[@]}"; do
   echo "== build and test: $preset =="
+  if [ "$preset" = fuzz ]; then
+    bash scripts/fuzz.sh 30
+    continue
+  fi
   if [ "$preset" = kokkos ]; then
     bash scripts/build.sh kokkos lowcomm_cli kernels_kokkos_test compressors_mpi_test strategy_mpi_test \
       demo_fixture_test

@@ -18,7 +18,9 @@ void encode_values(Backend backend, std::span<const float> values, ValueType typ
                             values.size() * value_bytes(type), out.size()));
   }
   if (type == ValueType::F32) {
-    std::memcpy(out.data(), values.data(), out.size());  // little-endian hosts only (x86, Arm)
+    // Little-endian hosts only (x86, Arm). An empty span may hold a null pointer, which memcpy
+    // must not be given even for 0 bytes.
+    if (!out.empty()) std::memcpy(out.data(), values.data(), out.size());
     return;
   }
   LOWCOMM_DISPATCH(backend, encode_values, values, type == ValueType::BF16, out);
@@ -30,7 +32,7 @@ void decode_values(Backend backend, std::span<const std::byte> in, ValueType typ
                             out.size() * value_bytes(type), in.size()));
   }
   if (type == ValueType::F32) {
-    std::memcpy(out.data(), in.data(), in.size());
+    if (!in.empty()) std::memcpy(out.data(), in.data(), in.size());
     return;
   }
   LOWCOMM_DISPATCH(backend, decode_values, in, type == ValueType::BF16, out);

@@ -101,5 +101,17 @@ TEST(Float16, ArraysGiveTheScalarConversionsBits) {
   }
 }
 
+// Found by fuzzing (tests/fuzz/regressions/unpack_kernels/empty-fp32-decode): an empty fp32
+// payload was copied with memcpy from a null pointer, undefined behaviour even for 0 bytes, which
+// the debug build's UndefinedBehaviorSanitizer stops at.
+TEST(ValueEncoding, EmptySpansEncodeAndDecodeToNothing) {
+  for (const ValueType type : {ValueType::F32, ValueType::F16, ValueType::BF16}) {
+    for (const Backend backend : {Backend::Reference, Backend::Cpu}) {
+      encode_values(backend, std::span<const float>(), type, std::span<std::byte>());
+      decode_values(backend, std::span<const std::byte>(), type, std::span<float>());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lowcomm::kernels

@@ -1,0 +1,86 @@
+#!/usr/bin/python3
+"""Seed inputs for the fuzz targets (tests/fuzz/corpus/<target>/), each a well-formed input in the
+target's own layout (see each target's header comment), so that libFuzzer starts from inputs that
+reach the decoders' deep paths and mutates from there:
+
+  compressor_decode  every case of the target's list, at 1 to 3 ranks and two shapes, in its
+                     "real payloads" mode with no edits
+  unpack_kernels     each kernel with a payload packed as the library packs it
+  gathered_frames    frames with and without size tables
+  config_toml        the shipped experiments/*.toml, less the sections only `lowcomm train` and
+                     `lowcomm sweep` know (model, train, sweep, seed)
+  file_readers       tests/cli/links/*.csv, and a token shard in llm.c's layout
+
+Run: /usr/bin/python3 tests/fuzz/make_seeds.py   (rewrites the corpus folders)
+"""
+import glob
+import os
+import re
+import shutil
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CASES = 18  # compressor_decode's case list
+SHAPES = 6
+
+
+def write(target, name, data):
+    folder = os.path.join(HERE, "corpus", target)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(data)
+
+
+def u16(x):
+    return struct.pack("<H", x)
+
+
+def main():
+    for target in ("compressor_decode", "unpack_kernels", "gathered_frames", "config_toml", "file_readers"):
+        shutil.rmtree(os.path.join(HERE, "corpus", target), ignore_errors=True)
+
+    # case (2 bytes), ranks - 1, shape (2 bytes), mode (even: real payloads), seed (2 bytes), 0 edits
+    for case in range(CASES):
+        for ranks, shape in ((1, 3), (3, 4), (2, 2)):
+            write("compressor_decode", f"case{case:02d}_w{ranks}_s{shape}",
+                  u16(case) + bytes([ranks - 1]) + u16(shape) + bytes([0]) + u16(7 * case + ranks) + bytes([0]))
+
+    # unpack_kernels: kernel, count (2 bytes, even: taken from the payload's size), parameters, payload
+    write("unpack_kernels", "indices_u16", bytes([0]) + u16(0) + bytes([1]) + struct.pack("<Q", 1000) +
+          b"".join(u16(i * 37 % 1000) for i in range(20)))
+    pairs = b"".join(bytes([a & 0xFF, (a >> 8 & 0xF) | (b & 0xF) << 4, b >> 4]) for a, b in ((5, 4000), (17, 2048)))
+    write("unpack_kernels", "packed12", bytes([1]) + u16(2) + u16(4096) + pairs)
+    write("unpack_kernels", "signs", bytes([2]) + u16(0) + bytes([0x95, 0x01, 0xFF]))
+    write("unpack_kernels", "codes_2bit", bytes([3]) + u16(0) + bytes([1]) + u16(4) + bytes([0x39, 0xE4, 0x1B]))
+    write("unpack_kernels", "dequantize", bytes([4]) + u16(0) + bytes([7]) + u16(4) + bytes([2]) +
+          struct.pack("<ff", 0.5, 0.25) + bytes([127, 0, 254, 100, 127, 3, 9, 200]))
+    write("unpack_kernels", "dequantize_sum", bytes([5]) + u16(2) + bytes([3]) + u16(3) + bytes([1]) +
+          struct.pack("<f", 1.5) + bytes([0x1F, 0x2A]))
+    write("unpack_kernels", "bf16", bytes([6]) + u16(0) + bytes([2]) + struct.pack("<4H", 0x3F80, 0xBF80, 0x7F80, 0x0001))
+
+    # gathered_frames: ranks - 1, payloads per rank, fixed (even) or tabled (odd), sizes, counts, bytes
+    fixed = bytes([1, 2, 0]) + u16(3) + u16(1) + u16(4) + u16(4) + bytes(range(8))
+    write("gathered_frames", "fixed_sizes", fixed)
+    table = struct.pack("<II", 2, 1) + b"ab" + b"c"
+    write("gathered_frames", "size_tables", bytes([0, 2, 1]) + u16(len(table)) + table)
+
+    for path in sorted(glob.glob(os.path.join(ROOT, "experiments", "*.toml"))):
+        kept, skipping = [], False
+        for line in open(path).read().splitlines():
+            header = re.match(r"^\s*\[+\s*([A-Za-z_.]+)", line)
+            if header:
+                skipping = header.group(1).split(".")[0] in ("model", "train", "sweep")
+            if not skipping and not re.match(r"^\s*seed\s*=", line):
+                kept.append(line)
+        write("config_toml", os.path.basename(path), "\n".join(kept).encode() + b"\n")
+
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "cli", "links", "*.csv"))):
+        write("file_readers", "links_" + os.path.basename(path), bytes([2 * 3]) + open(path, "rb").read())  # 4 ranks
+    tokens = [(i * 7919) % 256 for i in range(64)]
+    header = struct.pack("<3i", 20240520, 1, len(tokens)) + bytes(4 * 253)
+    write("file_readers", "token_shard", bytes([3]) + header + struct.pack(f"<{len(tokens)}H", *tokens))  # vocab 510
+
+
+if __name__ == "__main__":
+    main()
