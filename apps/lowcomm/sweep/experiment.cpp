@@ -59,6 +59,11 @@ std::string safe_label(std::string text) {
 
 std::string last_segment(const std::string& key) { return key.substr(key.rfind('.') + 1); }
 
+// Every point is validated when the file is loaded, and each becomes a job (a Slurm array task):
+// a grid beyond this is a mistake, not a study.
+constexpr std::int64_t kMaxPoints = 10000;
+constexpr std::int64_t kMaxRanks = 1 << 20;
+
 }  // namespace
 
 Experiment Experiment::load(const std::filesystem::path& file, const ConfigSchema& schema,
@@ -82,7 +87,9 @@ Experiment Experiment::load(const std::filesystem::path& file, const ConfigSchem
   experiment.name_ = (*sweep)["name"].value_or(file.stem().string());
   experiment.description_ = (*sweep)["description"].value_or(std::string());
   if (const auto ranks = (*sweep)["ranks"].value<std::int64_t>()) {
-    if (*ranks < 1) throw ConfigError(fmt::format("{}: sweep.ranks = {} must be at least 1", where, *ranks));
+    if (*ranks < 1 || *ranks > kMaxRanks) {
+      throw ConfigError(fmt::format("{}: sweep.ranks = {} must be from 1 to {}", where, *ranks, kMaxRanks));
+    }
     experiment.ranks_ = static_cast<int>(*ranks);
   }
   for (const auto& [key, node] : *sweep) {
@@ -125,7 +132,9 @@ Experiment Experiment::load(const std::filesystem::path& file, const ConfigSchem
         const auto [text, label] = value_text(node, fmt::format("{} (key '{}')", here, *key));
         if (*key == "ranks") {
           const auto r = node.value<std::int64_t>();
-          if (!r || *r < 1) throw ConfigError(fmt::format("{}: ranks values must be integers >= 1", here));
+          if (!r || *r < 1 || *r > kMaxRanks) {
+            throw ConfigError(fmt::format("{}: ranks values must be integers from 1 to {}", here, kMaxRanks));
+          }
           axis.ranks.push_back(static_cast<int>(*r));
           axis.labels.push_back(fmt::format("w{}", *r));
           axis.settings.emplace_back();
@@ -136,6 +145,16 @@ Experiment Experiment::load(const std::filesystem::path& file, const ConfigSchem
         }
       }
       experiment.axes_.push_back(std::move(axis));
+    }
+  }
+
+  std::int64_t points = 1;  // checked axis by axis: the product of many axes overflows
+  for (const SweepAxis& axis : experiment.axes_) {
+    points *= static_cast<std::int64_t>(axis.labels.size());
+    if (points > kMaxPoints) {
+      throw ConfigError(fmt::format("{}: the grid has more than {} points (the product of its axes' sizes): split "
+                                    "it into several experiment files",
+                                    where, kMaxPoints));
     }
   }
 
