@@ -3,10 +3,12 @@
 # docs/reliability.md). Builds preset `fuzz` (Clang's libFuzzer, AddressSanitizer and
 # UndefinedBehaviorSanitizer), then runs each target for SECONDS from its committed seeds
 # (tests/fuzz/corpus/<target>/) and a working corpus that grows from run to run
-# (build/fuzz/corpus/<target>/), after the inputs of the defects fuzzing found and that were fixed
-# (tests/fuzz/regressions/<target>/), which must run clean. A crash, a sanitizer report, a leak, an uncaught exception
-# other than lowcomm::Error, or an input running past 10 s stops it: libFuzzer writes the input
-# to build/fuzz/findings/<target>/ and the script exits non-zero after the other targets.
+# (build/fuzz/corpus/<target>/), with its dictionary where it has one
+# (tests/fuzz/dictionaries/<target>.dict), after the inputs of the defects fuzzing found and
+# that were fixed (tests/fuzz/regressions/<target>/), which must run clean. A crash, a sanitizer
+# report, a leak, an uncaught exception other than lowcomm::Error, or an input running past 10 s
+# stops it: libFuzzer writes the input to build/fuzz/findings/<target>/ and the script exits
+# non-zero after the other targets.
 # Prints a line per target: executions, executions/s, coverage (libFuzzer's edge count "cov") and
 # the corpus's size.
 #
@@ -37,11 +39,14 @@ run_target() {
       return 1
     fi
   fi
-  # The working corpus first (new inputs are written to the first folder), then the seeds.
+  # The working corpus first (new inputs are written to the first folder), then the seeds; the
+  # target's dictionary (tests/fuzz/dictionaries/<target>.dict) where it has one.
+  local dictionary=()
+  [ -f "tests/fuzz/dictionaries/$target.dict" ] && dictionary=(-dict="tests/fuzz/dictionaries/$target.dict")
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     "build/fuzz/tests/fuzz/fuzz_$target" "$work" "tests/fuzz/corpus/$target" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=3072 -print_final_stats=1 \
-    -artifact_prefix="$findings/" >"$log" 2>&1 || status=$?
+    -artifact_prefix="$findings/" ${dictionary[@]+"${dictionary[@]}"} >"$log" 2>&1 || status=$?
   local execs cov corpus rate
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)

@@ -80,7 +80,12 @@ void Optimizer::load_common(const StateDict& state, std::string_view prefix,
   const std::string tensors_key = fmt::format("{}tensors", prefix);
   const std::int64_t loaded_steps = state.integer(steps_key);
   const std::int64_t tensors = state.integer(tensors_key);
-  if (loaded_steps < 0) throw Error(fmt::format("{}: {} is negative", steps_key, loaded_steps));
+  // The next step adds one (and AdamW's bias correction counts from it): a count no run reaches
+  // is a corrupt file, refused here rather than overflowing there.
+  constexpr std::int64_t kMaxSteps = std::int64_t{1} << 53;
+  if (loaded_steps < 0 || loaded_steps > kMaxSteps) {
+    throw Error(fmt::format("{}: {} is not a step count (0 to 2^53)", steps_key, loaded_steps));
+  }
   if (tensors < 0) throw Error(fmt::format("{}: {} is negative", tensors_key, tensors));
   // State exists exactly when a step was taken: a mismatch is a corrupt or foreign checkpoint.
   if ((loaded_steps == 0) != (tensors == 0))

@@ -10,14 +10,23 @@ reach the decoders' deep paths and mutates from there:
   config_toml        the shipped experiments/*.toml, less the sections only `lowcomm train` and
                      `lowcomm sweep` know (model, train, sweep, seed)
   file_readers       tests/cli/links/*.csv, and a token shard in llm.c's layout
+  hdf5_files         each kind of file unedited, and with one edit of each kind
+  experiment_file    the shipped experiments/*.toml
 
-Run: /usr/bin/python3 tests/fuzz/make_seeds.py   (rewrites the corpus folders)
+and the dictionaries of the TOML targets (tests/fuzz/dictionaries/<target>.dict): TOML's syntax
+and every key and section of `lowcomm train`, as `lowcomm info` lists them (from the release
+build's binary; without it the dictionaries are left as they are).
+
+Run: /usr/bin/python3 tests/fuzz/make_seeds.py [LOWCOMM_BINARY]   (rewrites the corpus folders;
+default binary build/release/apps/lowcomm/lowcomm)
 """
 import glob
 import os
 import re
 import shutil
 import struct
+import subprocess
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -37,7 +46,8 @@ def u16(x):
 
 
 def main():
-    for target in ("compressor_decode", "unpack_kernels", "gathered_frames", "config_toml", "file_readers"):
+    for target in ("compressor_decode", "unpack_kernels", "gathered_frames", "config_toml", "file_readers",
+                   "hdf5_files", "experiment_file"):
         shutil.rmtree(os.path.join(HERE, "corpus", target), ignore_errors=True)
 
     # case (2 bytes), ranks - 1, shape (2 bytes), mode (even: real payloads), seed (2 bytes), 0 edits
@@ -80,6 +90,43 @@ def main():
     tokens = [(i * 7919) % 256 for i in range(64)]
     header = struct.pack("<3i", 20240520, 1, len(tokens)) + bytes(4 * 253)
     write("file_readers", "token_shard", bytes([3]) + header + struct.pack(f"<{len(tokens)}H", *tokens))  # vocab 510
+
+
+    # hdf5_files: kind (0 checkpoint, 1 trace, 2 run log), then edits (kind byte, object, name, arguments)
+    for kind, name in enumerate(("checkpoint", "trace", "run_log")):
+        write("hdf5_files", name, bytes([kind]))
+        for edit in range(8):
+            write("hdf5_files", f"{name}_edit{edit}", bytes([kind, edit]) + u16(edit * 3) + u16(edit) + bytes([edit, 2, 3, 1, 7]))
+
+    for path in sorted(glob.glob(os.path.join(ROOT, "experiments", "*.toml"))):
+        write("experiment_file", os.path.basename(path), open(path, "rb").read())
+
+    write_dictionaries(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "release", "apps", "lowcomm", "lowcomm"))
+
+
+def dictionary_escape(token):
+    """libFuzzer's dictionary syntax: printable ASCII as is, but for backslash and quote; \\xNN else."""
+    return "".join(c if c.isprintable() and c not in '\\"' else f"\\x{ord(c):02X}" for c in token)
+
+
+def write_dictionaries(binary):
+    if not os.access(binary, os.X_OK):
+        print(f"make_seeds: no {binary}: the dictionaries are left as they are")
+        return
+    listing = subprocess.run([binary, "info"], check=True, capture_output=True, text=True).stdout
+    keys = sorted(set(re.findall(r"^\s+([a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)+)\b", listing, re.M)))
+    tokens = ["=", "[", "]", "[[", "]]", "{", "}", ",", ".", '"', "true", "false", "1e-3", "0x", "inf", "nan",
+              "#", "\n", "[sweep]", "[[sweep.method]]", "[[sweep.axis]]", "name", "set", "key", "values", "ranks"]
+    for key in keys:
+        section, _, leaf = key.rpartition(".")
+        tokens += [key, leaf, f"[{section}]"]
+    lines = [f'kw{i}="{dictionary_escape(token)}"' for i, token in enumerate(dict.fromkeys(tokens))]
+    folder = os.path.join(HERE, "dictionaries")
+    os.makedirs(folder, exist_ok=True)
+    for target in ("config_toml", "experiment_file"):
+        with open(os.path.join(folder, target + ".dict"), "w") as f:
+            f.write(f"# TOML syntax and the {len(keys)} keys `lowcomm info` lists (tests/fuzz/make_seeds.py)\n")
+            f.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <random>
 #include <span>
@@ -353,6 +354,26 @@ TEST(Optimizer, LoadRejectsMissingOrInconsistentState) {
     EXPECT_NE(std::string(e.what()).find("x/exp_avg/0"), std::string::npos) << e.what();
   }
   EXPECT_EQ(opt.steps(), 1);  // a failed load keeps the state it had
+}
+
+// Found by fuzzing (tests/fuzz/hdf5_files): a checkpoint whose step count is INT64_MAX was
+// restored, and the next step overflowed it. A count no run reaches names its key instead.
+TEST(Optimizer, LoadRejectsAStepCountNoRunReaches) {
+  AdamW opt;
+  Tensors p = random_tensors(1, {3});
+  const Tensors g = random_tensors(2, {3});
+  opt.step(p.spans(), g.const_spans(), 0.1);
+  StateDict state;
+  opt.save_state(state, "x/");
+  for (const std::int64_t steps : {std::numeric_limits<std::int64_t>::max(), std::int64_t{-1}}) {
+    state.put("x/steps", steps);
+    try {
+      AdamW().load_state(state, "x/");
+      ADD_FAILURE() << "steps " << steps << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("x/steps"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace
