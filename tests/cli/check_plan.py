@@ -78,7 +78,8 @@ rows = plan("--model", JSON_MODEL, "--world-size", "3",
             "compressor.name=topk compressor.topk.k=10 compressor.topk.value_type=codebook "
             "compressor.topk.index_width=smallest",
             "--method", "dct2bit: strategy.name=demo compressor.dct_topk.topk=5 compressor.dct_topk.value_type=codebook "
-            "compressor.dct_topk.index_width=packed12")
+            "compressor.dct_topk.index_width=packed12",
+            "--method", "vote: compressor.name=majority_vote")
 blocks = 2 + 2 + 2
 expect(rows, "ref", "payload_bytes", blocks * 5 * 12)
 selected, index_bytes = [2 * 5, 2 * 5, 2 * 5], [2, 2, 1]
@@ -94,6 +95,10 @@ expect(rows, "muloco", "payload_bytes", (10 * 2 + 10 * 2 + 10 * 1 + 3 * (3 + 20)
 # DeMo's coefficients on SparseLoCo's wire: per tensor 2 blocks x 5 = 10 selected, 12-bit indices
 # in 15 bytes, 2-bit codes in 3 bytes and the 20-byte codebook.
 expect(rows, "dct2bit", "payload_bytes", 3 * (15 + 3 + 20))
+# signSGD with majority vote: one sign bit per entry, each tensor's bits padded to whole bytes,
+# gathered (W - 1 payloads in on a ring).
+expect(rows, "vote", "payload_bytes", 8192 // 8 + 6144 // 8 + 96 // 8)
+expect(rows, "vote", "wire_received_bytes", 2 * (8192 // 8 + 6144 // 8 + 96 // 8))
 
 # The published figures (REFERENCE.md §5), as docs/plan.md reproduces them.
 rows = plan("--model", "olmo-1b", "--world-size", "64",

@@ -46,6 +46,7 @@ const std::vector<Case>& cases() {
       {"sparseloco", {"compressor.sparseloco.topk=4", "compressor.sparseloco.chunk=8", "compressor.sparseloco.bins=0"}},
       {"sparseloco", {"compressor.sparseloco.topk=4", "compressor.sparseloco.chunk=8", "compressor.sparseloco.bins=5",
                       "compressor.sparseloco.packed_codes=false"}},
+      {"majority_vote", {"compressor.majority_vote.momentum=0.9"}},
   };
   return all;
 }

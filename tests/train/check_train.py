@@ -72,6 +72,10 @@ STRATEGY = {
     "sparseloco": ["--set", "strategy.name=diloco", "--set", "strategy.diloco.inner_steps=5", "--set", "schedule.lr=3e-3",
                    "--set", "strategy.diloco.outer_momentum=0", "--set", "strategy.diloco.outer_lr=1",
                    "--set", "compressor.name=sparseloco", "--set", "compressor.sparseloco.error_feedback_decay=0.95"],
+    # Signum with majority vote: each rank's momentum (0.9) votes with one sign bit per entry, and
+    # plain SGD steps by lr times the sign of the votes' sum.
+    "signum_vote": ["--set", "strategy.name=data_parallel", "--set", "optimizer.name=sgd", "--set", "schedule.lr=1e-3",
+                    "--set", "compressor.name=majority_vote", "--set", "compressor.majority_vote.momentum=0.9"],
     # DES-LOC: parameters averaged every 4 steps, AdamW's moments every 12 and 24.
     "desloc": ["--set", "strategy.name=desloc", "--set", "strategy.desloc.param_period=4",
                "--set", "strategy.desloc.first_moment_period=12", "--set", "strategy.desloc.second_moment_period=24",

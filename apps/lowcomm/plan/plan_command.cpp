@@ -56,6 +56,8 @@ const std::vector<std::string> kDefaultMethods = {
     // pseudo-gradient through top-k (10 %) with error feedback and values on a 2-bit codebook.
     "muloco: strategy.name=diloco strategy.diloco.inner_steps=30 optimizer.name=muon compressor.name=topk "
     "compressor.topk.ratio=0.1 compressor.topk.value_type=codebook",
+    // signSGD with majority vote: one sign bit per entry (Signum's momentum does not change the bytes).
+    "majority-vote: strategy.name=data_parallel compressor.name=majority_vote",
 };
 
 Method parse_method(const std::string& text) {
@@ -164,8 +166,8 @@ void add_plan_command(CLI::App& app) {
       ->capture_default_str();
   plan->add_option("--method", arguments.methods,
                    "\"LABEL: KEY=VALUE ...\": a method, as settings over the configuration (repeatable; default: "
-                   "dense, dense-bf16, demo, topk, powersgd, diloco, desloc at their defaults, sparseloco and "
-                   "muloco at their published settings)")
+                   "dense, dense-bf16, demo, topk, powersgd, diloco, desloc, majority-vote at their defaults, "
+                   "sparseloco and muloco at their published settings)")
       ->type_name("SPEC")
       ->allow_extra_args(false);
   plan->add_option("--baseline", arguments.baseline, "the method the ratios divide (default: the first)")

@@ -13,5 +13,6 @@ CompressorInfo quantize_compressor();
 CompressorInfo powersgd_compressor();
 CompressorInfo dct_topk_compressor();
 CompressorInfo sparseloco_compressor();
+CompressorInfo majority_vote_compressor();
 
 }  // namespace lowcomm::builtin

@@ -10,6 +10,7 @@ void register_builtin_compressors(CompressorRegistry& registry) {
   registry.add(builtin::powersgd_compressor());
   registry.add(builtin::dct_topk_compressor());
   registry.add(builtin::sparseloco_compressor());
+  registry.add(builtin::majority_vote_compressor());
 }
 
 }  // namespace lowcomm
