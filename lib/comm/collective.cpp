@@ -12,6 +12,7 @@ std::string_view to_string(CollectiveKind kind) {
     case CollectiveKind::AllGather: return "all_gather";
     case CollectiveKind::Broadcast: return "broadcast";
     case CollectiveKind::Barrier: return "barrier";
+    case CollectiveKind::PairExchange: return "pair_exchange";
   }
   return "?";
 }

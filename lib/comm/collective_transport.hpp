@@ -34,6 +34,10 @@ class CollectiveTransport {
   virtual void all_gather_v(const void* mine, std::span<const std::size_t> counts, std::size_t element_bytes,
                             void* all);
   virtual void broadcast(void* data, std::size_t count, std::size_t element_bytes, int root);
+  // `count` elements to `partner` and as many from it into `receive`, at once (both ranks of the
+  // pair call it with each other); partner < 0: nothing moves on this rank.
+  virtual void exchange_with(int partner, const void* send, void* receive, std::size_t count,
+                             std::size_t element_bytes) = 0;
 
   // The same without blocking. all_reduce_sum, all_gather_v and broadcast are their start
   // followed by its wait unless a transport overrides them (MPI's blocking and non-blocking sums

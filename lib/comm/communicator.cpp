@@ -342,6 +342,27 @@ void Communicator::broadcast_elements(void* data, std::size_t count, std::size_t
   end_call(CollectiveKind::Broadcast, count * element_bytes, cost, start);
 }
 
+void Communicator::exchange_pairs_elements(std::span<const int> partners, const void* mine, void* theirs,
+                                           std::size_t count, std::size_t element_bytes) {
+  if (partners.size() != static_cast<std::size_t>(size_)) {
+    throw CommError(fmt::format("exchange_pairs: partners holds {} entries for {} ranks", partners.size(), size_));
+  }
+  for (int r = 0; r < size_; ++r) {
+    const int p = partners[static_cast<std::size_t>(r)];
+    if (p < -1 || p >= size_ || p == r || (p >= 0 && partners[static_cast<std::size_t>(p)] != r)) {
+      throw CommError(fmt::format("exchange_pairs: partners is not a matching: rank {} names {} (each rank names "
+                                  "its partner, which names it back, or -1)",
+                                  r, p));
+    }
+  }
+  // Matchings change from round to round: not cached (one round, linear in the ranks).
+  const std::vector<std::uint64_t> bytes(static_cast<std::size_t>(size_), count * element_bytes);
+  const RankCost cost = rank_cost(options_.network.pair_exchange(partners, bytes));
+  const CallStart start = begin_call();
+  transport_->exchange_with(partners[static_cast<std::size_t>(rank_)], mine, theirs, count, element_bytes);
+  end_call(CollectiveKind::PairExchange, count * element_bytes, cost, start);
+}
+
 void Communicator::barrier() {
   const CallStart start = begin_call();
   const RankCost cost =

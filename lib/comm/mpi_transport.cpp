@@ -128,6 +128,16 @@ class MpiTransport final : public CollectiveTransport {
     check_mpi(MPI_Bcast(data, n, element_type(element_bytes), root, comm_), "MPI_Bcast");
   }
 
+  void exchange_with(int partner, const void* send, void* receive, std::size_t count,
+                     std::size_t element_bytes) override {
+    if (partner < 0) return;
+    const int n = mpi_count(count, "exchange_pairs");
+    const MPI_Datatype type = element_type(element_bytes);
+    constexpr int kTag = 7;  // this communicator's only point-to-point messages
+    check_mpi(MPI_Sendrecv(send, n, type, partner, kTag, receive, n, type, partner, kTag, comm_, MPI_STATUS_IGNORE),
+              "MPI_Sendrecv");
+  }
+
   std::unique_ptr<TransferInFlight> start_all_reduce_sum(void* data, std::size_t count, SumType type) override {
     const int n = mpi_count(count, "start_all_reduce");
     const auto [datatype, op] = sum_of(type);

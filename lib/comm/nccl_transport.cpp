@@ -239,6 +239,26 @@ class NcclTransport final : public CollectiveTransport {
         ->wait();
   }
 
+  // NCCL's point-to-point pair, grouped so that neither rank's send waits for its receive.
+  void exchange_with(int partner, const void* send, void* receive, std::size_t count,
+                     std::size_t element_bytes) override {
+    if (partner < 0) return;
+    auto transfer = begin();
+    const std::size_t bytes = count * element_bytes;
+    const void* sent = transfer->device_view(send, bytes);
+    void* received = transfer->device_view(receive, bytes, false, true);
+    {
+      NcclGroup group(streams_.comm);
+      check_nccl(ncclSend(sent, bytes, ncclUint8, partner, streams_.comm, streams_.collectives), "ncclSend",
+                 streams_.comm);
+      check_nccl(ncclRecv(received, bytes, ncclUint8, partner, streams_.comm, streams_.collectives), "ncclRecv",
+                 streams_.comm);
+      group.end();
+    }
+    transfer->issued();
+    transfer->wait();
+  }
+
   std::unique_ptr<TransferInFlight> start_all_reduce_sum(void* data, std::size_t count, SumType type) override {
     auto transfer = begin();
     void* buffer = transfer->device_view(data, count * element_bytes(type), true, true);

@@ -119,4 +119,12 @@ CollectiveCost NetworkModel::barrier(int world_size) const {
                  [&](const RoundVisitor& visit) { dissemination_barrier_rounds(world_size, visit); });
 }
 
+CollectiveCost NetworkModel::pair_exchange(std::span<const int> partners, std::span<const std::uint64_t> bytes) const {
+  std::vector<Transfer> round;
+  for (std::size_t r = 0; r < partners.size(); ++r) {
+    if (partners[r] >= 0) round.push_back({static_cast<int>(r), partners[r], bytes[r]});
+  }
+  return cost_of(static_cast<int>(partners.size()), [&](const RoundVisitor& visit) { visit(round); });
+}
+
 }  // namespace lowcomm

@@ -106,13 +106,7 @@ void ErrorFeedback::load_state(const StateDict& state, std::string_view prefix) 
   const std::string residual_prefix = fmt::format("{}residual/", prefix);
   for (const std::string& key : state.keys()) {
     if (!key.starts_with(residual_prefix)) continue;
-    const std::string id_text = key.substr(residual_prefix.size());
-    std::uint32_t id = 0;
-    try {
-      id = static_cast<std::uint32_t>(std::stoul(id_text));
-    } catch (const std::exception&) {
-      throw Error(fmt::format("error feedback state: '{}' does not name a unit id", key));
-    }
+    const std::uint32_t id = unit_id_of_state_key(key, residual_prefix);
     restored_[id] = state.floats(key);
   }
   inner_->load_state(state, fmt::format("{}inner/", prefix));

@@ -105,6 +105,43 @@ TEST(Communicator, BroadcastFromEveryRootAndBarrier) {
   EXPECT_THROW(comm.broadcast(std::span<double>(data), comm.size()), CommError);
 }
 
+// Gossip's primitive: rank r pairs with r ^ 1 (the last rank of an odd world sits out, as does a
+// lone rank). Data from the partner, its bytes counted for the pair only, the modelled time the
+// network model's, and a partners list that is not a matching refused on every rank.
+TEST(Communicator, ExchangePairsSwapsWithThePartnerOnly) {
+  NetworkModel network(network_scenario("consumer").link);
+  Communicator comm(MPI_COMM_WORLD, {.network = network, .mode = NetworkMode::Simulate, .keep_records = true});
+  const int w = comm.size(), r = comm.rank();
+  std::vector<int> partners(static_cast<std::size_t>(w));
+  for (int q = 0; q < w; ++q) partners[static_cast<std::size_t>(q)] = (q ^ 1) < w ? (q ^ 1) : -1;
+  const std::vector<double> mine{r + 0.5, -r * 2.0, 7.0};
+  std::vector<double> theirs(3, -1.0);
+  comm.exchange_pairs(std::span<const int>(partners), std::span<const double>(mine), std::span<double>(theirs));
+  const int p = partners[static_cast<std::size_t>(r)];
+  if (p >= 0) {
+    EXPECT_EQ(theirs, (std::vector<double>{p + 0.5, -p * 2.0, 7.0}));
+  } else {
+    EXPECT_EQ(theirs, std::vector<double>(3, -1.0));  // sat the round out: untouched
+  }
+  const CollectiveCost expected = network.pair_exchange(partners, std::vector<std::uint64_t>(w, 3 * sizeof(double)));
+  ASSERT_EQ(comm.records().size(), 1u);
+  const CollectiveRecord& record = comm.records()[0];
+  EXPECT_EQ(record.kind, CollectiveKind::PairExchange);
+  EXPECT_EQ(record.bytes_sent, p >= 0 ? 3 * sizeof(double) : 0u);
+  EXPECT_EQ(record.bytes_received, p >= 0 ? 3 * sizeof(double) : 0u);
+  EXPECT_DOUBLE_EQ(record.modelled_s, expected.seconds);
+  EXPECT_EQ(comm.totals(CollectiveKind::PairExchange).calls, 1u);
+  if (w >= 2) EXPECT_GT(expected.seconds, 0.030);  // a consumer link's latency, and more
+
+  std::vector<int> not_a_matching(static_cast<std::size_t>(w), 0);  // everyone names rank 0
+  EXPECT_THROW(comm.exchange_pairs(std::span<const int>(not_a_matching), std::span<const double>(mine),
+                                   std::span<double>(theirs)),
+               CommError);
+  EXPECT_THROW(comm.exchange_pairs(std::span<const int>(partners).first(static_cast<std::size_t>(w) - 1),
+                                   std::span<const double>(mine), std::span<double>(theirs)),
+               CommError);
+}
+
 TEST(Communicator, BytesAndModelledTimeAreTheNetworkModelsForThisRank) {
   const NetworkModel network(network_scenario("consumer").link);
   for (auto algorithm : {AllReduceAlgorithm::Ring, AllReduceAlgorithm::Rabenseifner}) {

@@ -187,6 +187,29 @@ TEST(NetworkModel, ASlowRankBoundsEveryRingRound) {
   EXPECT_EQ(model.link(1), kUniform);
 }
 
+// A gossip round: pairs (0,3) and (1,2), rank 4 out. One round: the largest latency plus the
+// largest transfer time, where a pair link bounds its own message and each rank's upload its.
+TEST(NetworkModel, PairExchangeIsOneRoundOfThePairsMessages) {
+  NetworkModel model(Link{.latency_s = 0.010, .upload_bytes_per_s = 1e6, .download_bytes_per_s = 1e7});
+  model.set_pair_link(0, 3, PairLink{.latency_s = 0.050, .bytes_per_s = 1e5});
+  const std::vector<int> partners{3, 2, 1, 0, -1};
+  const std::vector<std::uint64_t> bytes(5, 2000);
+  const CollectiveCost cost = model.pair_exchange(partners, bytes);
+  // 0 -> 3 on its pair link: 50 ms + 2000 B / 1e5 B/s = 20 ms; the others: 10 ms + 2000 / 1e6 = 2 ms.
+  expect_time(cost.seconds, 0.050 + 0.020);
+  for (int r : {0, 1, 2, 3}) {
+    EXPECT_EQ(cost.bytes_sent[r], 2000u) << r;
+    EXPECT_EQ(cost.bytes_received[r], 2000u) << r;
+  }
+  EXPECT_EQ(cost.bytes_sent[4], 0u);
+  EXPECT_EQ(cost.bytes_received[4], 0u);
+  // Without the pair link, each rank's own: 10 ms + 2000 B at its 1e6 B/s upload.
+  const NetworkModel plain(Link{.latency_s = 0.010, .upload_bytes_per_s = 1e6, .download_bytes_per_s = 1e7});
+  expect_time(plain.pair_exchange(partners, bytes).seconds, 0.010 + 0.002);
+  // Nobody paired: nothing moves, nothing is charged.
+  EXPECT_EQ(plain.pair_exchange(std::vector<int>(5, -1), bytes).seconds, 0.0);
+}
+
 TEST(NetworkModel, IdealNetworkCostsNothingButCountsBytes) {
   const NetworkModel ideal;
   const CollectiveCost cost = ideal.all_reduce(AllReduceAlgorithm::Ring, 3, 300, 4);

@@ -5,8 +5,10 @@
 
 namespace lowcomm {
 
-enum class CollectiveKind : std::uint8_t { AllReduce, AllGather, Broadcast, Barrier };
-inline constexpr int kCollectiveKinds = 4;
+// PairExchange: every rank calls it together, but data moves only between the two ranks of each
+// pair of a matching (Communicator::exchange_pairs), as gossip methods exchange.
+enum class CollectiveKind : std::uint8_t { AllReduce, AllGather, Broadcast, Barrier, PairExchange };
+inline constexpr int kCollectiveKinds = 5;
 
 // Which algorithm the network model charges an all-reduce with (REFERENCE.md §6).
 enum class AllReduceAlgorithm : std::uint8_t {

@@ -146,6 +146,17 @@ class Communicator {
   template <Transferable T>
   void broadcast(std::span<T> data, int root);
 
+  // Point-to-point, every pair of a matching at once (gossip): rank r sends `mine` to
+  // partners[r] and receives that rank's `mine` into `theirs`. `partners` has one entry per rank
+  // and is the same on every rank: a matching (partners[partners[r]] = r, no rank its own
+  // partner), -1 for a rank that sits the round out (its `theirs` is left as it is). Every rank
+  // calls it together, with the same number of elements. The network model charges one round in
+  // which all pairs' messages travel on their links (a pair link where network.links sets one,
+  // else the two ranks' own), so it lasts as long as its slowest pair; only the pairs' bytes
+  // are counted. Throws CommError for a partners list that is not a matching.
+  template <Transferable T>
+  void exchange_pairs(std::span<const int> partners, std::span<const T> mine, std::span<T> theirs);
+
   void barrier();
 
   // Non-blocking versions of the collectives above, with the same arguments, results and byte
@@ -209,6 +220,8 @@ class Communicator {
   void all_gather_v_elements(const void* mine, std::span<const std::size_t> counts, void* all,
                              std::size_t element_bytes);
   void broadcast_elements(void* data, std::size_t count, std::size_t element_bytes, int root);
+  void exchange_pairs_elements(std::span<const int> partners, const void* mine, void* theirs, std::size_t count,
+                               std::size_t element_bytes);
   std::vector<std::size_t> exchange_counts(std::size_t mine);
   // CommError unless counts has one entry per rank, mine counts[rank] and all their sum.
   void check_gather_v(std::string_view who, std::size_t mine, std::span<const std::size_t> counts,
@@ -329,6 +342,12 @@ std::vector<T> Communicator::all_gather_v(std::span<const T> mine, std::vector<s
 template <Transferable T>
 void Communicator::broadcast(std::span<T> data, int root) {
   broadcast_elements(data.data(), data.size(), sizeof(T), root);
+}
+
+template <Transferable T>
+void Communicator::exchange_pairs(std::span<const int> partners, std::span<const T> mine, std::span<T> theirs) {
+  if (theirs.size() != mine.size()) throw CommError("exchange_pairs: the output must hold as many elements as the input");
+  exchange_pairs_elements(partners, mine.data(), theirs.data(), mine.size(), sizeof(T));
 }
 
 template <Reducible T>

@@ -75,6 +75,9 @@ class NetworkModel {
                             std::span<const std::uint64_t> block_bytes) const;
   CollectiveCost broadcast(int world_size, int root, std::uint64_t bytes) const;
   CollectiveCost barrier(int world_size) const;
+  // One round in which each rank r with partners[r] = p >= 0 sends bytes[r] to p (partners is a
+  // matching over world_size = partners.size() ranks; -1: the rank sits the round out).
+  CollectiveCost pair_exchange(std::span<const int> partners, std::span<const std::uint64_t> bytes) const;
 
  private:
   // Sums round times and per-rank bytes while the rounds are produced.

@@ -33,4 +33,9 @@ struct UnitContext {
   int contributors() const { return participants > 0 ? participants : world_size; }  // the mean's divisor
 };
 
+// State kept per unit is saved under "<prefix><unit id>" (PowerSGD's "q/3"); this reads the id
+// back from such a key of a checkpoint, which may be damaged or foreign: throws lowcomm::Error
+// naming the key unless what follows the prefix is a decimal unit id and nothing else.
+std::uint32_t unit_id_of_state_key(std::string_view key, std::string_view prefix);
+
 }  // namespace lowcomm

@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 
 #include "builtins.hpp"
@@ -96,13 +95,7 @@ class MajorityVote final : public CompressorWith<Votes> {
     const std::string momentum_prefix = fmt::format("{}momentum/", prefix);
     for (const std::string& key : state.float_keys()) {
       if (!key.starts_with(momentum_prefix)) continue;
-      const std::string id = key.substr(momentum_prefix.size());
-      std::uint32_t unit_id = 0;
-      const auto [end, error] = std::from_chars(id.data(), id.data() + id.size(), unit_id);
-      if (error != std::errc() || end != id.data() + id.size()) {
-        throw Error(fmt::format("majority_vote: state key '{}' does not end in a unit id", key));
-      }
-      loaded[unit_id] = state.floats(key);
+      loaded[unit_id_of_state_key(key, momentum_prefix)] = state.floats(key);
     }
     momenta_ = std::move(loaded);
   }

@@ -111,7 +111,7 @@ class PowerSgd final : public CompressorWith<Factors> {
     const std::string q_prefix = fmt::format("{}q/", prefix);
     for (const std::string& key : state.keys()) {
       if (!key.starts_with(q_prefix)) continue;
-      q_[static_cast<std::uint32_t>(std::stoul(key.substr(q_prefix.size())))] = state.floats(key);
+      q_[unit_id_of_state_key(key, q_prefix)] = state.floats(key);
     }
   }
 
