@@ -10,5 +10,6 @@ StrategyInfo data_parallel_strategy();  // data_parallel.cpp
 StrategyInfo demo_strategy();           // demo.cpp
 StrategyInfo diloco_strategy();         // diloco.cpp
 StrategyInfo desloc_strategy();         // desloc.cpp
+StrategyInfo noloco_strategy();         // noloco.cpp
 
 }  // namespace lowcomm::strategy

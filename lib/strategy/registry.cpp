@@ -55,6 +55,7 @@ void register_builtin_strategies(StrategyRegistry& registry) {
   registry.add(strategy::demo_strategy());
   registry.add(strategy::diloco_strategy());
   registry.add(strategy::desloc_strategy());
+  registry.add(strategy::noloco_strategy());
 }
 
 }  // namespace lowcomm

@@ -76,6 +76,8 @@ STRATEGY = {
     # plain SGD steps by lr times the sign of the votes' sum.
     "signum_vote": ["--set", "strategy.name=data_parallel", "--set", "optimizer.name=sgd", "--set", "schedule.lr=1e-3",
                     "--set", "compressor.name=majority_vote", "--set", "compressor.majority_vote.momentum=0.9"],
+    # NoLoCo: every 5 steps each rank meets a random partner (on 2 ranks, the other) point to point.
+    "noloco": ["--set", "strategy.name=noloco", "--set", "strategy.noloco.inner_steps=5", "--set", "schedule.lr=3e-3"],
     # DES-LOC: parameters averaged every 4 steps, AdamW's moments every 12 and 24.
     "desloc": ["--set", "strategy.name=desloc", "--set", "strategy.desloc.param_period=4",
                "--set", "strategy.desloc.first_moment_period=12", "--set", "strategy.desloc.second_moment_period=24",
@@ -130,7 +132,8 @@ def learn(method):
     assert val[-1] > floor, "below the entropy floor: the validation set leaks"
     assert sent.shape == (100, RANKS)
     period = {"diloco": setting(method, "strategy.diloco.inner_steps"),
-              "desloc": setting(method, "strategy.desloc.param_period")}.get(strategy)
+              "desloc": setting(method, "strategy.desloc.param_period"),
+              "noloco": setting(method, "strategy.noloco.inner_steps")}.get(strategy)
     if period:  # bytes only every H steps (DES-LOC: its moments' periods are multiples of K_x)
         synced = [s for s in range(100) if (s + 1) % int(period) == 0]
         assert (sent[synced] > 0).all() and np.delete(sent, synced, axis=0).sum() == 0, sent[:10]
