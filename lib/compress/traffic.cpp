@@ -144,4 +144,14 @@ StepTraffic price_step_traffic(std::span<const RoundCollectives> rounds, const C
   return traffic;
 }
 
+StepTraffic price_pair_exchange(std::span<const int> partners, std::uint64_t bytes, const CommunicatorOptions& options) {
+  const CollectiveCost cost =
+      options.network.pair_exchange(partners, std::vector<std::uint64_t>(partners.size(), bytes));
+  return {.payload_bytes = bytes,
+          .calls = 1,
+          .bytes_sent = cost.bytes_sent,
+          .bytes_received = cost.bytes_received,
+          .modelled_s = cost.seconds};
+}
+
 }  // namespace lowcomm

@@ -1,9 +1,9 @@
-#include "gossip_matching.hpp"
+#include "lowcomm/strategy/gossip_matching.hpp"
 
 #include <numeric>
 #include <utility>
 
-namespace lowcomm::strategy {
+namespace lowcomm {
 
 namespace {
 
@@ -42,4 +42,4 @@ std::vector<int> gossip_matching(int world_size, std::uint64_t seed, std::uint64
   return partners;
 }
 
-}  // namespace lowcomm::strategy
+}  // namespace lowcomm

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "builtins.hpp"
-#include "gossip_matching.hpp"
+#include "lowcomm/strategy/gossip_matching.hpp"
 #include "tensor_buffers.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/core/timeline.hpp"
@@ -53,6 +53,20 @@ const OptionsSchema<NolocoOptions>& noloco_schema() {
           .field("outer_momentum", &NolocoOptions::outer_momentum, "alpha: heavy-ball outer momentum, in [0, 1]",
                  {.min = 0.0, .max = 1.0});
   return schema;
+}
+
+// A gossip round every H steps of the fast weights, and of the slow ones when γ ≠ β: what
+// `lowcomm plan` prices.
+std::vector<PlannedSync> noloco_syncs(const Config& config, std::span<const TensorInfo> tensors) {
+  const NolocoOptions options = noloco_schema().read(ComponentParameters(config, "strategy.noloco"));
+  std::vector<PlannedSync> syncs;
+  for (int exchange = 0; exchange < (options.pull == options.outer_lr ? 1 : 2); ++exchange) {
+    PlannedSync& sync = syncs.emplace_back();
+    sync.count = tensors.size();
+    sync.period = static_cast<std::uint64_t>(options.inner_steps);
+    sync.pairs = true;
+  }
+  return syncs;
 }
 
 class Noloco final : public Strategy {
@@ -189,7 +203,7 @@ StrategyInfo noloco_strategy() {
           .create = [](const StrategySetup& setup) -> std::unique_ptr<Strategy> {
             return std::make_unique<Noloco>(setup);
           },
-          .syncs = {},  // `lowcomm plan` prices collectives through compressors; not a pair exchange yet
+          .syncs = noloco_syncs,
           .transport = {}};
 }
 

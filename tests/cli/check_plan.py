@@ -52,6 +52,15 @@ rows = plan("--model", "llama-1.2b", "--world-size", "32",
 ratio = float(rows["fp32"]["payload_bytes"]) / float(rows["sparseloco"]["payload_bytes"])
 if not 145.0 < ratio < 146.4:
     failures.append(f"sparseloco's payload ratio to fp32 DiLoCo is {ratio:.2f}, not the published 146x")
+# NoLoCo: every H = 50 steps each rank swaps its fp32 weights with one partner: one round of
+# 10 ms + 4n / 125 MB/s, a model out and a model in (and twice that when pull != outer_lr).
+rows = plan("--model", "tiny", "--world-size", "4", "--method", "noloco: strategy.name=noloco",
+            "--method", "noloco2: strategy.name=noloco strategy.noloco.pull=0.5")
+expect(rows, "noloco", "payload_bytes", 4 * n / 50, 1e-15)
+expect(rows, "noloco", "wire_sent_bytes", 4 * n / 50, 1e-15)
+expect(rows, "noloco", "wire_received_bytes", 4 * n / 50, 1e-15)
+expect(rows, "noloco", "comm_s", (0.010 + 4 * n / 1.25e8) / 50, 1e-12)
+expect(rows, "noloco2", "payload_bytes", 2 * 4 * n / 50, 1e-15)
 # DES-LOC: the parameters every K_x = 16 steps, AdamW's moments every 48 and 96 (its defaults).
 rows = plan("--model", "tiny", "--world-size", "4", "--method", "desloc: strategy.name=desloc")
 expect(rows, "desloc", "syncs_per_step", 1 / 16 + 1 / 48 + 1 / 96, 1e-15)

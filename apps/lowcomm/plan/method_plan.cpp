@@ -8,6 +8,7 @@
 #include "lowcomm/compress/traffic.hpp"
 #include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/strategy/gossip_matching.hpp"
 #include "lowcomm/strategy/registry.hpp"
 
 namespace lowcomm::cli {
@@ -35,10 +36,14 @@ MethodPlan plan_method(std::string label, const Config& config, std::span<const 
   plan.parameters = total_numel(tensors);
   for (PlannedSync& sync : info.syncs(config, tensors)) {
     const std::span<const TensorInfo> part = tensors.subspan(sync.first, sync.count);
-    const std::vector<RoundCollectives> rounds =
-        probe_step_traffic(*sync.compressor, part, sync.granularity, sync.bucket_bytes, world_size, seed, execution,
-                           step);
-    const StepTraffic traffic = price_step_traffic(rounds, options, world_size);
+    // A gossip round is priced on the pairing of the first round (with per-pair links, later
+    // rounds' pairs cost what their own links do).
+    const StepTraffic traffic =
+        sync.pairs ? price_pair_exchange(gossip_matching(world_size, seed, 0),
+                                         static_cast<std::uint64_t>(total_numel(part)) * sizeof(float), options)
+                   : price_step_traffic(probe_step_traffic(*sync.compressor, part, sync.granularity,
+                                                           sync.bucket_bytes, world_size, seed, execution, step),
+                                        options, world_size);
     const double share = 1.0 / static_cast<double>(sync.period);
     plan.syncs_per_step += share;
     plan.payload_bytes += share * static_cast<double>(traffic.payload_bytes);

@@ -49,6 +49,7 @@ const std::vector<std::string> kDefaultMethods = {
     "powersgd: strategy.name=data_parallel compressor.name=powersgd",
     "diloco: strategy.name=diloco",
     "desloc: strategy.name=desloc",
+    "noloco: strategy.name=noloco",
     // SparseLoCo's published settings: H = 30, no outer momentum, error feedback at 0.95.
     "sparseloco: strategy.name=diloco strategy.diloco.inner_steps=30 strategy.diloco.outer_momentum=0 "
     "strategy.diloco.outer_lr=1 compressor.name=sparseloco compressor.sparseloco.error_feedback_decay=0.95",
@@ -166,7 +167,7 @@ void add_plan_command(CLI::App& app) {
       ->capture_default_str();
   plan->add_option("--method", arguments.methods,
                    "\"LABEL: KEY=VALUE ...\": a method, as settings over the configuration (repeatable; default: "
-                   "dense, dense-bf16, demo, topk, powersgd, diloco, desloc, majority-vote at their defaults, "
+                   "dense, dense-bf16, demo, topk, powersgd, diloco, desloc, noloco, majority-vote at their defaults, "
                    "sparseloco and muloco at their published settings)")
       ->type_name("SPEC")
       ->allow_extra_args(false);

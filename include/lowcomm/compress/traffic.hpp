@@ -48,5 +48,8 @@ struct StepTraffic {
 };
 StepTraffic price_step_traffic(std::span<const RoundCollectives> rounds, const CommunicatorOptions& options,
                                int world_size);
+// A gossip round (Communicator::exchange_pairs) of `bytes` per paired rank, `partners` one entry
+// per rank (-1: sits out); its payload is `bytes`, what a paired rank sends.
+StepTraffic price_pair_exchange(std::span<const int> partners, std::uint64_t bytes, const CommunicatorOptions& options);
 
 }  // namespace lowcomm

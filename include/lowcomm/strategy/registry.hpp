@@ -36,6 +36,9 @@ struct StrategySetup {
 // One CompressedAllReduce a strategy runs: over tensors [first, first + count) of its list,
 // through `compressor`, once every `period` steps. A strategy builds its exchanges from these,
 // and `lowcomm plan` prices the same ones without training (compress/traffic.hpp).
+// With `pairs`, the exchange is a gossip round instead (Communicator::exchange_pairs): each rank
+// swaps the tensors' fp32 values with one partner, paired as gossip_matching.hpp pairs them, and
+// `compressor` is not used.
 struct PlannedSync {
   std::size_t first = 0;
   std::size_t count = 0;
@@ -43,6 +46,7 @@ struct PlannedSync {
   Granularity granularity = Granularity::PerTensor;
   std::uint64_t bucket_bytes = 1;
   std::uint64_t period = 1;
+  bool pairs = false;
 };
 
 struct StrategyInfo {

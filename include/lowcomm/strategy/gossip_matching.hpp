@@ -14,11 +14,11 @@
 #include <cstdint>
 #include <vector>
 
-namespace lowcomm::strategy {
+namespace lowcomm {
 
 // partners[r] = r's partner, or -1 (Communicator::exchange_pairs's form). `present`: empty when
 // every rank takes part, else one entry per rank.
 std::vector<int> gossip_matching(int world_size, std::uint64_t seed, std::uint64_t round,
                                  const std::vector<bool>& present = {});
 
-}  // namespace lowcomm::strategy
+}  // namespace lowcomm
