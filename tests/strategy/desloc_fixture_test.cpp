@@ -9,7 +9,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
-#include "fixtures/fixtures.hpp"
+#include "rank_trajectory.hpp"
 #include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/config/config.hpp"
 #include "lowcomm/error.hpp"
@@ -23,12 +23,6 @@ namespace {
 const auto* const kSkipWithoutBackend = ::testing::AddGlobalTestEnvironment(new SkipWithoutTestBackend);
 
 const std::vector<TensorInfo> kTensors = {{"matrix", {6, 5}}, {"vector", {7}}};
-
-int world(int (*query)(MPI_Comm, int*)) {
-  int value = 0;
-  query(MPI_COMM_WORLD, &value);
-  return value;
-}
 
 Config desloc_config(const FixtureFile& file, const std::string& group, std::vector<std::string> extra = {}) {
   ConfigSchema schema;
@@ -46,36 +40,15 @@ Config desloc_config(const FixtureFile& file, const std::string& group, std::vec
   return Config::defaults(schema, settings);
 }
 
-struct FixtureCase {
-  FixtureFile file{LOWCOMM_DESLOC_FIXTURE};
-  int rank = world(MPI_Comm_rank);
-  int w = world(MPI_Comm_size);
-  std::string group = "/w" + std::to_string(w);
-  std::size_t steps = static_cast<std::size_t>(file.attr_int(group, "steps"));
-  std::vector<double> lr = file.doubles(group + "/lr");
-
-  std::vector<std::vector<float>> init() const {
-    std::vector<std::vector<float>> values;
-    for (const TensorInfo& t : kTensors) values.push_back(file.floats(group + "/init/" + t.name));
-    return values;
+// The trajectories of this run's world size, with each step's learning rate.
+struct FixtureCase : RankTrajectory {
+  FixtureCase() : RankTrajectory(LOWCOMM_DESLOC_FIXTURE, "", kTensors) {
+    group = "/w" + std::to_string(w);
+    lr = file.doubles(group + "/lr");
   }
-  // Row (step s, this rank) of a [steps, w, n] dataset.
-  template <class T>
-  std::vector<T> row(const std::vector<T>& all, std::size_t t, std::size_t s) const {
-    const auto n = static_cast<std::size_t>(kTensors[t].numel());
-    const auto begin = all.begin() + static_cast<std::ptrdiff_t>((s * static_cast<std::size_t>(w) + rank) * n);
-    return {begin, begin + static_cast<std::ptrdiff_t>(n)};
-  }
-  void step(Strategy& strategy, std::size_t s, std::vector<std::vector<float>>& params) const {
-    std::vector<std::vector<float>> grads;
-    std::vector<std::span<float>> p;
-    std::vector<std::span<const float>> g;
-    for (std::size_t t = 0; t < kTensors.size(); ++t) grads.push_back(row(file.floats(group + "/grad/" + kTensors[t].name), t, s));
-    for (std::size_t t = 0; t < kTensors.size(); ++t) {
-      p.emplace_back(params[t]);
-      g.emplace_back(grads[t]);
-    }
-    strategy.step(s, lr[s], p, g);
+  std::vector<double> lr;
+  StrategyStepReport step(Strategy& strategy, std::size_t s, std::vector<std::vector<float>>& params) const {
+    return RankTrajectory::step(strategy, s, lr[s], params);
   }
 };
 
@@ -88,14 +61,14 @@ TEST(DeslocFixture, ParametersAndMomentsFollowTheSimulationAtEveryStep) {
   const std::unique_ptr<Strategy> desloc = StrategyRegistry::global().create(
       {.comm = comm, .tensors = kTensors, .config = config, .seed = 0, .execution = test_execution()});
   std::vector<std::vector<float>> params = fixture.init();
-  for (std::size_t s = 0; s < fixture.steps; ++s) {
+  for (std::size_t s = 0; s < fixture.steps(); ++s) {
     fixture.step(*desloc, s, params);
     StateDict state;
     desloc->save_state(state, "");
     for (std::size_t t = 0; t < kTensors.size(); ++t) {
       SCOPED_TRACE(fmt::format("step {}, tensor '{}'", s, kTensors[t].name));
-      const std::vector<double> want_param = fixture.row(fixture.file.doubles(fixture.group + "/param/" + kTensors[t].name), t, s);
-      const std::vector<double> want_moment = fixture.row(fixture.file.doubles(fixture.group + "/exp_avg/" + kTensors[t].name), t, s);
+      const std::vector<double> want_param = fixture.row("param", t, s);
+      const std::vector<double> want_moment = fixture.row("exp_avg", t, s);
       const std::vector<float>& moment = state.floats(fmt::format("optimizer/exp_avg/{}", t));
       for (std::size_t i = 0; i < want_param.size(); ++i) {
         ASSERT_NEAR(params[t][i], want_param[i], 2e-5 * (1.0 + std::abs(want_param[i]))) << "parameter " << i;
@@ -114,14 +87,14 @@ TEST(DeslocFixture, ARestoredRunContinuesBitwise) {
   const StrategySetup setup{.comm = comm, .tensors = kTensors, .config = config, .seed = 0, .execution = test_execution()};
   std::vector<std::vector<float>> straight = fixture.init(), resumed = fixture.init();
   const std::unique_ptr<Strategy> a = StrategyRegistry::global().create(setup);
-  for (std::size_t s = 0; s < fixture.steps; ++s) fixture.step(*a, s, straight);
+  for (std::size_t s = 0; s < fixture.steps(); ++s) fixture.step(*a, s, straight);
   std::unique_ptr<Strategy> b = StrategyRegistry::global().create(setup);
   for (std::size_t s = 0; s < 8; ++s) fixture.step(*b, s, resumed);
   StateDict state;
   b->save_state(state, "strategy/");
   b = StrategyRegistry::global().create(setup);
   b->load_state(state, "strategy/");
-  for (std::size_t s = 8; s < fixture.steps; ++s) fixture.step(*b, s, resumed);
+  for (std::size_t s = 8; s < fixture.steps(); ++s) fixture.step(*b, s, resumed);
   EXPECT_EQ(straight, resumed);
 }
 

@@ -11,7 +11,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
-#include "fixtures/fixtures.hpp"
+#include "rank_trajectory.hpp"
 #include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/config/config.hpp"
@@ -27,19 +27,11 @@ const auto* const kSkipWithoutBackend = ::testing::AddGlobalTestEnvironment(new 
 
 const std::vector<TensorInfo> kTensors = {{"matrix", {6, 5}}, {"vector", {7}}};
 
-int world(int (*query)(MPI_Comm, int*)) {
-  int value = 0;
-  query(MPI_COMM_WORLD, &value);
-  return value;
-}
-
-struct FixtureCase {
-  explicit FixtureCase(const std::string& name) : group("/" + name + "_w" + std::to_string(w)) {}
-  FixtureFile file{LOWCOMM_NOLOCO_FIXTURE};
-  int rank = world(MPI_Comm_rank);
-  int w = world(MPI_Comm_size);
-  std::string group;
-  std::size_t steps = static_cast<std::size_t>(file.attr_int(group, "steps"));
+// One case's trajectories at this run's world size.
+struct FixtureCase : RankTrajectory {
+  explicit FixtureCase(const std::string& name) : RankTrajectory(LOWCOMM_NOLOCO_FIXTURE, "", kTensors) {
+    group = "/" + name + "_w" + std::to_string(w);
+  }
 
   Config config(std::vector<std::string> extra = {}) const {
     ConfigSchema schema;
@@ -65,28 +57,8 @@ struct FixtureCase {
                                               .seed = static_cast<std::uint64_t>(file.attr_int(group, "seed")),
                                               .execution = test_execution()});
   }
-  std::vector<std::vector<float>> init() const {
-    std::vector<std::vector<float>> values;
-    for (const TensorInfo& t : kTensors) values.push_back(file.floats(group + "/init/" + t.name));
-    return values;
-  }
-  // Row (step s, this rank) of a [steps, w, n] dataset.
-  template <class T>
-  std::vector<T> row(const std::vector<T>& all, std::size_t t, std::size_t s) const {
-    const auto n = static_cast<std::size_t>(kTensors[t].numel());
-    const auto begin = all.begin() + static_cast<std::ptrdiff_t>((s * static_cast<std::size_t>(w) + rank) * n);
-    return {begin, begin + static_cast<std::ptrdiff_t>(n)};
-  }
   StrategyStepReport step(Strategy& strategy, std::size_t s, std::vector<std::vector<float>>& params) const {
-    std::vector<std::vector<float>> grads;
-    std::vector<std::span<float>> p;
-    std::vector<std::span<const float>> g;
-    for (std::size_t t = 0; t < kTensors.size(); ++t) grads.push_back(row(file.floats(group + "/grad/" + kTensors[t].name), t, s));
-    for (std::size_t t = 0; t < kTensors.size(); ++t) {
-      p.emplace_back(params[t]);
-      g.emplace_back(grads[t]);
-    }
-    return strategy.step(s, file.attr_double(group, "lr"), p, g);
+    return RankTrajectory::step(strategy, s, file.attr_double(group, "lr"), params);
   }
 };
 
@@ -101,7 +73,7 @@ TEST_P(NolocoFixture, ParametersFollowTheSimulationAtEveryStep) {
   std::vector<std::vector<float>> params = fixture.init();
   const std::uint64_t model_bytes = (30 + 7) * sizeof(float);
   const bool both = fixture.file.attr_double(fixture.group, "gamma") != fixture.file.attr_double(fixture.group, "beta");
-  for (std::size_t s = 0; s < fixture.steps; ++s) {
+  for (std::size_t s = 0; s < fixture.steps(); ++s) {
     const StrategyStepReport report = fixture.step(*noloco, s, params);
     const bool round = (s + 1) % 3 == 0;
     EXPECT_EQ(report.synchronized, round) << "step " << s;
@@ -112,7 +84,7 @@ TEST_P(NolocoFixture, ParametersFollowTheSimulationAtEveryStep) {
     }
     // EXPECT, not ASSERT: a rank leaving early would strand its partner in the next exchange.
     for (std::size_t t = 0; t < kTensors.size(); ++t) {
-      const std::vector<double> want = fixture.row(fixture.file.doubles(fixture.group + "/param/" + kTensors[t].name), t, s);
+      const std::vector<double> want = fixture.row("param", t, s);
       std::size_t mismatches = 0;
       for (std::size_t i = 0; i < want.size(); ++i) {
         if (std::abs(params[t][i] - want[i]) > 2e-5 * (1.0 + std::abs(want[i])) && mismatches++ < 3) {
@@ -133,14 +105,14 @@ TEST_P(NolocoFixture, ARestoredRunContinuesBitwise) {
   const Config config = fixture.config();
   std::vector<std::vector<float>> straight = fixture.init(), resumed = fixture.init();
   const std::unique_ptr<Strategy> a = fixture.make(comm, config);
-  for (std::size_t s = 0; s < fixture.steps; ++s) fixture.step(*a, s, straight);
+  for (std::size_t s = 0; s < fixture.steps(); ++s) fixture.step(*a, s, straight);
   std::unique_ptr<Strategy> b = fixture.make(comm, config);
   for (std::size_t s = 0; s < 7; ++s) fixture.step(*b, s, resumed);
   StateDict state;
   b->save_state(state, "strategy/");
   b = fixture.make(comm, config);
   b->load_state(state, "strategy/");
-  for (std::size_t s = 7; s < fixture.steps; ++s) fixture.step(*b, s, resumed);
+  for (std::size_t s = 7; s < fixture.steps(); ++s) fixture.step(*b, s, resumed);
   EXPECT_EQ(straight, resumed);
 }
 
