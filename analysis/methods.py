@@ -11,7 +11,11 @@ A label is ``<strategy>/<compressor> <parameters>``:
   parameters (``demo/topk ratio=0.01``);
 - ``diloco H=<inner_steps>/<compressor>``, with ``F=`` (streaming fragments), ``tau=`` and
   ``alpha=`` when not at their defaults: ``diloco H=50 F=2/none bf16``;
-- ``desloc Kx=<param_period> Ku=<first_moment_period> Kv=<second_moment_period>/<compressor>``.
+- ``desloc Kx=<param_period> Ku=<first_moment_period> Kv=<second_moment_period>/<compressor>``;
+- ``noloco H=<inner_steps>/none``, with ``pull=`` when it differs from the outer lr.
+
+signSGD and Signum with majority vote are ``data_parallel sgd/majority_vote`` (``momentum=``
+when set).
 
 A local optimizer other than the default AdamW follows the strategy's part, for every strategy
 that has one (all but demo): ``data_parallel muon/none``, ``diloco H=30 muon/topk ratio=0.1``.
@@ -41,9 +45,10 @@ _COMPRESSOR_MAIN = {
     "quantize": ["bits"],
     "dct_topk": ["topk", "chunk"],
     "sparseloco": ["topk", "bins"],
+    "majority_vote": ["momentum"],
 }
 _ERROR_FEEDBACK_DEFAULT = {"topk": True, "randomk": True, "powersgd": True, "quantize": False,
-                           "dct_topk": False, "none": False, "sparseloco": True}
+                           "dct_topk": False, "none": False, "sparseloco": True, "majority_vote": False}
 
 _NEVER_METHOD = ("train.steps", "train.eval_every", "train.checkpoint_every",
                  "train.progress_every", "data.dir", "data.train", "data.val", "schedule.total_steps")
@@ -133,6 +138,11 @@ def method_label(config: dict, attrs: dict | None = None) -> str:
         d = config.get("strategy", {}).get("desloc", {})
         head = [f"desloc Kx={_fmt(d.get('param_period', 16))} Ku={_fmt(d.get('first_moment_period', 48))} "
                 f"Kv={_fmt(d.get('second_moment_period', 96))}"]
+    elif strategy == "noloco":
+        d = config.get("strategy", {}).get("noloco", {})
+        head = [f"noloco H={_fmt(d.get('inner_steps', 50))}"]
+        if d.get("pull", 0.7) != d.get("outer_lr", 0.7):
+            head.append(f"pull={_fmt(d['pull'] if 'pull' in d else 0.7)}")
     if optimizer != "adamw":
         head.append(optimizer)
     return " ".join(head) + "/" + _compressor_part(config, compressor)

@@ -41,6 +41,12 @@ def test_labels():
         == "diloco H=50 F=2/none bf16"
     assert method_label(config(strategy="desloc", strategy__desloc__param_period=4)) == "desloc Kx=4 Ku=48 Kv=96/none"
     assert method_label(config(optimizer__name="muon")) == "data_parallel muon/none"
+    assert method_label(config(strategy="noloco")) == "noloco H=50/none"
+    assert method_label(config(strategy="noloco", strategy__noloco__inner_steps=5,
+                               strategy__noloco__pull=0.3)) == "noloco H=5 pull=0.3/none"
+    assert method_label(config(optimizer__name="sgd", compressor="majority_vote",
+                               compressor__majority_vote__momentum=0.9)) == \
+        "data_parallel sgd/majority_vote momentum=0.9"
     assert method_label(config(strategy="diloco", strategy__diloco__inner_steps=30, compressor="sparseloco",
                                compressor__sparseloco__error_feedback_decay=0.95)) == "diloco H=30/sparseloco beta=0.95"
     assert method_label(config(strategy="diloco", strategy__diloco__inner_steps=30, optimizer__name="muon",

@@ -55,10 +55,14 @@ const OptionsSchema<NolocoOptions>& noloco_schema() {
   return schema;
 }
 
+NolocoOptions noloco_options(const Config& config) {
+  return noloco_schema().read(ComponentParameters(config, "strategy.noloco"));
+}
+
 // A gossip round every H steps of the fast weights, and of the slow ones when γ ≠ β: what
 // `lowcomm plan` prices.
 std::vector<PlannedSync> noloco_syncs(const Config& config, std::span<const TensorInfo> tensors) {
-  const NolocoOptions options = noloco_schema().read(ComponentParameters(config, "strategy.noloco"));
+  const NolocoOptions options = noloco_options(config);
   std::vector<PlannedSync> syncs;
   for (int exchange = 0; exchange < (options.pull == options.outer_lr ? 1 : 2); ++exchange) {
     PlannedSync& sync = syncs.emplace_back();
@@ -72,7 +76,7 @@ std::vector<PlannedSync> noloco_syncs(const Config& config, std::span<const Tens
 class Noloco final : public Strategy {
  public:
   explicit Noloco(const StrategySetup& setup)
-      : options_(noloco_schema().read(ComponentParameters(setup.config, "strategy.noloco"))),
+      : options_(noloco_options(setup.config)),
         comm_(setup.comm),
         seed_(setup.seed),
         participation_(participation_from_config(setup.config, setup.comm.size(), setup.seed)),

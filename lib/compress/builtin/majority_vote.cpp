@@ -10,7 +10,6 @@
 // a NaN cannot vote and is refused (pack_signs names its index).
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <map>
 
 #include "builtins.hpp"
@@ -76,9 +75,9 @@ class MajorityVote final : public CompressorWith<Votes> {
     return std::nullopt;
   }
 
-  Transmitted transmitted(const UnitContext&, std::span<const float>, const Votes& votes,
+  Transmitted transmitted(const UnitContext& unit, std::span<const float>, const Votes& votes,
                           std::span<float> out) const override {
-    std::copy(votes.own.begin(), votes.own.end(), out.begin());
+    kernels::scale(unit.execution.backend, 1.0f, votes.own, out);
     return Transmitted::dense();
   }
 
