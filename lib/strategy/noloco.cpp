@@ -110,8 +110,12 @@ class Noloco final : public Strategy {
     report.update_s = update.stop();
     const auto h = static_cast<std::uint64_t>(options_.inner_steps);
     if ((step + 1) % h == 0) {
-      report.sync = gossip((step + 1) / h - 1, step, params);
+      bool paired = false;
+      report.sync = exchange((step + 1) / h - 1, step, params, paired);
       report.synchronized = true;
+      MeasuredSpan outer("compute", "outer step");
+      outer_step(paired, params);
+      report.update_s += outer.stop();
     }
     return report;
   }
@@ -147,11 +151,13 @@ class Noloco final : public Strategy {
     kernels::scale_add(backend_, 0.5f, mine, mean, mean);
   }
 
-  // Round `round`'s meeting and outer step, at the end of step `step`.
-  SyncReport gossip(std::uint64_t round, std::uint64_t step, std::span<const std::span<float>> params) {
+  // Round `round`'s meeting, at the end of step `step`: θ (and φ when γ ≠ β) swapped with this
+  // rank's partner, if it has one (`paired`).
+  SyncReport exchange(std::uint64_t round, std::uint64_t step, std::span<const std::span<float>> params,
+                      bool& paired) {
     const std::vector<bool> present = participation_.present(step);
     const std::vector<int> partners = gossip_matching(comm_.size(), seed_, round, present);
-    const bool paired = partners[static_cast<std::size_t>(comm_.rank())] >= 0;
+    paired = partners[static_cast<std::size_t>(comm_.rank())] >= 0;
     copy(params, fast_.views());
 
     SyncReport report;
@@ -165,8 +171,11 @@ class Noloco final : public Strategy {
     }
     report.comm = comm_.totals() - before;
     report.payload_bytes = report.comm.bytes_sent;
+    return report;
+  }
 
-    MeasuredSpan update("compute", "outer step");
+  // The outer step on what exchange() left in fast_ and partner_fast_ (and partner_slow_).
+  void outer_step(bool paired, std::span<const std::span<float>> params) {
     const std::span<float> slow = slow_.flat(), delta = momentum_.flat();
     const std::span<float> mean_fast = mean_fast_.flat(), mean_slow = mean_slow_.flat();
     pair_mean(paired, fast_.flat(), partner_fast_.flat(), mean_fast);
@@ -180,8 +189,6 @@ class Noloco final : public Strategy {
     kernels::scale_add(backend_, static_cast<float>(options_.pull), pull, delta, delta);
     kernels::scale_add(backend_, 1.0f, delta, slow, slow);
     copy(slow_.views(), params);
-    report.codec_s = update.stop();
-    return report;
   }
 
   NolocoOptions options_;
