@@ -7,8 +7,8 @@ A label is ``<strategy>/<compressor> <parameters>``:
   ``data_parallel/quantize bits=8``, ``data_parallel/none`` (``none bf16`` for a 16-bit wire);
 - ``demo/<transport>``: ``demo/dct_topk k=32`` (k = compressor.dct_topk.topk, which DeMo calls
   strategy.demo.compression_topk; logs written before the two were one key hold the latter), with
-  ``chunk=``, ``wire=``, ``stale`` when not at their defaults; another transport shows its own
-  parameters (``demo/topk ratio=0.01``);
+  ``chunk=``, ``wire=``, the pipeline (``stale``, ``psyche``) when not at their defaults; another
+  transport shows its own parameters (``demo/topk ratio=0.01``);
 - ``diloco H=<inner_steps>/<compressor>``, with ``F=`` (streaming fragments), ``tau=`` and
   ``alpha=`` when not at their defaults: ``diloco H=50 F=2/none bf16``;
 - ``desloc Kx=<param_period> Ku=<first_moment_period> Kv=<second_moment_period>/<compressor>``;
@@ -118,8 +118,10 @@ def method_label(config: dict, attrs: dict | None = None) -> str:
         wire = transport_setting("wire", "wire", "reference")
         if wire != "reference":
             parts.append(f"wire={wire}")
-        if demo.get("stale", False):
-            parts.append("stale")
+        # Logs written before strategy.demo.pipeline hold strategy.demo.stale = true.
+        pipeline = demo.get("pipeline", "stale" if demo.get("stale", False) else "none")
+        if pipeline != "none":
+            parts.append(pipeline)  # "stale" or "psyche"
         if demo.get("compression_decay", 0.999) != 0.999:
             parts.append(f"beta={_fmt(demo['compression_decay'])}")
         return "demo/" + " ".join(parts)

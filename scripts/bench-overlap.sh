@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Overlap of communication with compute, measured by training: DeMo (strategy.demo.stale off/on),
+# Overlap of communication with compute, measured by training: DeMo (strategy.demo.pipeline none/stale),
 # streaming DiLoCo (overlap_steps 0 / TAU) and data-parallel DDP buckets (strategy.data_parallel.
 # overlap off/on: compressor none, 0.5 MB buckets, no clipping), each on the consumer and 1gbps scenarios, once in
 # network.mode = simulate (the simulated clock's step time) and once in throttle (the exchange
@@ -28,7 +28,7 @@ common=(--set data.source=markov --set model.preset=tiny --set data.batch_size=1
         --set train.progress_every=1000)
 declare -A methods=(
   [demo]="--set strategy.name=demo --set schedule.lr=1.5e-3"
-  [demo_stale]="--set strategy.name=demo --set schedule.lr=1.5e-3 --set strategy.demo.stale=true"
+  [demo_stale]="--set strategy.name=demo --set schedule.lr=1.5e-3 --set strategy.demo.pipeline=stale"
   [diloco_tau0]="--set strategy.name=diloco --set strategy.diloco.inner_steps=10 --set strategy.diloco.fragments=2 --set compressor.none.value_type=bf16"
   [diloco_tau$tau]="--set strategy.name=diloco --set strategy.diloco.inner_steps=10 --set strategy.diloco.fragments=2 --set compressor.none.value_type=bf16 --set strategy.diloco.overlap_steps=$tau"
   [ddp]="--set strategy.name=data_parallel --set compressor.granularity=bucket --set compressor.bucket_mb=0.5 --set train.grad_clip=0"

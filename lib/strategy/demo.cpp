@@ -8,19 +8,26 @@
 // (compressor.dct_topk.*, alias strategy.demo.compression_topk / _chunk / wire), or any registered compressor named by
 // strategy.demo.transport, configured by its own compressor.<name>.* keys.
 //
-// `stale = true` is the one-step-stale pipeline Psyche runs: step t applies the aggregate of step
-// t − 1 with step t's η, and the first step only transmits. The exchange of step t is really in
-// flight while the caller computes step t + 1's forward and backward: step() starts it and
-// returns, and the next step() waits for it (CompressedAllReduce::start / finish), so the
-// simulated clock hides it behind that compute. The parameters are those of the blocking order
-// (decay, apply G_{t-1}; the momentum never depends on the parameters), bitwise for a gathering
-// transport such as dct_topk. Psyche's "lookahead" correction of the stale update is not
-// implemented.
+// strategy.demo.pipeline says when G is applied:
+// - `none`: in the step that made it (the blocking order above).
+// - `stale`: one step late, as an overlapped exchange needs: step t applies G_{t−1} with step t's
+//   η, and the first step only transmits. The exchange of step t is in flight while the caller
+//   computes step t + 1's forward and backward: step() starts it and returns, and the next step()
+//   waits for it (CompressedAllReduce::start / finish), so the simulated clock hides it behind
+//   that compute. The parameters are those of the blocking order (decay, apply G_{t−1}; the
+//   momentum never depends on the parameters), bitwise for a gathering transport such as dct_topk.
+// - `psyche`: Psyche's DisTrO (PsycheFoundation/psyche, shared/modeling/src/distro.rs and the
+//   client's round pipeline): two steps late, applied before the forward pass, with a lookahead.
+//   before_forward(s) applies G_{s−2} with η_s, then moves the weights to x − η_{s−1}·sign(δ)
+//   (δ: this rank's whole momentum of step s − 1, before its transmitted part left it), where
+//   the forward and backward run; step(s) moves them back and takes the step without applying
+//   anything. The exchange of step s overlaps step s + 1, as with `stale`.
 #include <fmt/format.h>
 
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,7 +51,7 @@ struct DemoOptions {
   double decay = 0.999;                // β (compression_decay)
   double weight_decay = 0.0;           // λ
   std::string transport = "dct_topk";  // the compressor that carries the momentum
-  bool stale = false;
+  std::string pipeline = "none";       // when G is applied: none, stale, psyche (see the top)
 };
 
 // strategy.demo.*, declared once (config/options_schema.hpp). DeMo's reference names for the DCT
@@ -67,7 +74,10 @@ const OptionsSchema<DemoOptions>& demo_schema() {
                   .alias_of = "compressor.dct_topk.wire"})
           .field("transport", &DemoOptions::transport,
                  "the compressor that carries the momentum (any registered one; its compressor.<name>.* keys apply)")
-          .field("stale", &DemoOptions::stale, "one-step-stale pipeline: apply the previous step's aggregate");
+          .field("pipeline", &DemoOptions::pipeline,
+                 "when the aggregate is applied: none (the same step), stale (the next step; the exchange "
+                 "overlaps its compute), psyche (two steps late, before the forward pass, with Psyche's lookahead)",
+                 {.choices = {"none", "stale", "psyche"}});
   return schema;
 }
 
@@ -141,7 +151,7 @@ std::vector<PlannedSync> demo_syncs(const Config& config, std::span<const Tensor
 class Demo final : public Strategy {
  public:
   Demo(const StrategySetup& setup, DemoOptions options)
-      : options_(options),
+      : options_(std::move(options)),
         backend_(setup.execution.backend),
         scaled_(setup.tensors, backend_),
         aggregate_(setup.tensors, backend_) {
@@ -149,30 +159,53 @@ class Demo final : public Strategy {
     if (options_.transport == "dct_topk") {
       warn_about_small_blocks(setup, dct_topk_options(setup.config).chunk);
     }
+    if (psyche()) {
+      next_ = TensorBuffers(setup.tensors, backend_);
+      lookahead_ = TensorBuffers(setup.tensors, backend_);
+      forward_start_ = TensorBuffers(setup.tensors, backend_);
+    }
   }
 
   std::string_view name() const override { return "demo"; }
 
+  // Psyche's pipeline: G_{s−2} applied with η_s, then the lookahead x − η_{s−1}·sign(δ), where
+  // the gradient is computed. The weights before the lookahead are kept, so that step() and
+  // cancel_step() restore them exactly (Psyche adds η_{s−1}·sign(δ) back, which can leave the last
+  // bit different from rank to rank).
+  void before_forward(std::uint64_t step, double lr, std::span<const std::span<float>> params) override {
+    if (!psyche()) return;
+    check_learning_rate(step, lr);
+    if (has_pending_) {
+      apply_sign(params, aggregate_, static_cast<float>(lr));
+      has_pending_ = false;
+    }
+    for (const auto& [first, last] : contiguous_runs(params)) {
+      kernels::scale(backend_, 1.0f, joined(params, first, last), joined(forward_start_.views(), first, last));
+    }
+    if (has_lookahead_) apply_sign(params, lookahead_, previous_eta_);
+    moved_.assign(params.begin(), params.end());
+    moved_for_step_ = step;
+  }
+
   StrategyStepReport step(std::uint64_t step, double lr, std::span<const std::span<float>> params,
                           std::span<const std::span<const float>> grads) override {
-    if (!(lr >= 0) || !std::isfinite(lr)) throw Error(fmt::format("demo: learning rate {} at step {}", lr, step));
+    check_learning_rate(step, lr);
+    if (psyche()) return psyche_step(step, lr, params, grads);
     const auto eta = static_cast<float>(lr);
+    const bool stale = options_.pipeline == "stale";
     StrategyStepReport report;
     report.synchronized = true;
-    if (options_.stale) {
-      // The previous step's exchange has run during this step's forward and backward.
-      if (sync_->in_flight()) {
-        report.sync += sync_->finish(aggregate_.views());
-        has_pending_ = true;
-      }
+    if (stale && sync_->in_flight()) {  // the previous step's exchange ran during this step's compute
+      report.sync += sync_->finish(aggregate_.views());
+      has_pending_ = true;
     }
     MeasuredSpan update("compute", "update");
     decay_weights(params, lr);
     scale_gradients(grads, eta);
-    if (options_.stale && has_pending_) apply_sign(params, aggregate_, eta);
+    if (stale && has_pending_) apply_sign(params, aggregate_, eta);
     report.update_s = update.stop();
 
-    if (options_.stale) {
+    if (stale) {
       report.sync += sync_->start(step, scaled_.const_views());  // waited for by the next step
       return report;
     }
@@ -183,18 +216,39 @@ class Demo final : public Strategy {
     return report;
   }
 
-  // A checkpoint of the stale pipeline holds the aggregate in flight, decoded: saving waits for it
-  // (collective, as every rank saves at the same step), and the next step applies it as it would
-  // have. The stored state is what it was before the exchange overlapped.
+  // The lookahead is undone; G_{s−2}, applied before it, stays applied (a later step would not
+  // apply it again). The exchange of step s − 1 stays in flight.
+  void cancel_step() override {
+    if (!moved_for_step_) return;
+    restore_forward_start();
+  }
+
+  // A checkpoint of a pipeline holds the aggregates not yet applied, decoded: saving waits for the
+  // exchange in flight (collective, as every rank saves at the same step), and the following steps
+  // apply them as they would have. The stored state is what it was before the exchange overlapped.
   void save_state(StateDict& state, std::string_view prefix) const override {
+    if (moved_for_step_) throw Error("demo: save_state between before_forward and step: the weights are moved by the lookahead");
     if (sync_->in_flight()) {
-      sync_->finish(aggregate_.views());
-      has_pending_ = true;
+      if (psyche()) {
+        sync_->finish(next_.views());
+        has_next_ = true;
+      } else {
+        sync_->finish(aggregate_.views());
+        has_pending_ = true;
+      }
     }
     const std::string p(prefix);
     sync_->compressor().save_state(state, p + "momentum/");
     state.put(p + "has_pending", has_pending_ ? 1 : 0);
     if (has_pending_) aggregate_.save(state, p + "pending");
+    if (!psyche()) return;
+    state.put(p + "has_next", has_next_ ? 1 : 0);
+    if (has_next_) next_.save(state, p + "next");
+    state.put(p + "has_lookahead", has_lookahead_ ? 1 : 0);
+    if (has_lookahead_) {
+      lookahead_.save(state, p + "lookahead");
+      state.put(p + "lookahead_lr", std::span<const float>(&previous_eta_, 1));
+    }
   }
   void load_state(const StateDict& state, std::string_view prefix) override {
     if (sync_->in_flight()) throw Error("demo: load_state while an exchange is in flight");
@@ -202,9 +256,85 @@ class Demo final : public Strategy {
     sync_->compressor().load_state(state, p + "momentum/");
     has_pending_ = state.integer(p + "has_pending") != 0;
     if (has_pending_) aggregate_.load(state, p + "pending");
+    if (!psyche()) return;
+    has_next_ = state.integer(p + "has_next") != 0;
+    if (has_next_) next_.load(state, p + "next");
+    has_lookahead_ = state.integer(p + "has_lookahead") != 0;
+    if (has_lookahead_) {
+      lookahead_.load(state, p + "lookahead");
+      const std::vector<float>& eta = state.floats(p + "lookahead_lr");
+      if (eta.size() != 1 || !(eta[0] >= 0) || !std::isfinite(eta[0])) {
+        throw Error(fmt::format("demo: state '{}lookahead_lr' holds {} values; expected one learning rate", p, eta.size()));
+      }
+      previous_eta_ = eta[0];
+    }
+    moved_for_step_.reset();
   }
 
  private:
+  bool psyche() const { return options_.pipeline == "psyche"; }
+
+  static void check_learning_rate(std::uint64_t step, double lr) {
+    if (!(lr >= 0) || !std::isfinite(lr)) throw Error(fmt::format("demo: learning rate {} at step {}", lr, step));
+  }
+
+  // Psyche's step s, after the forward and backward at the lookahead: the weights back, decayed,
+  // and the momentum's exchange started; nothing is applied (before_forward applies G_{s−2}).
+  StrategyStepReport psyche_step(std::uint64_t step, double lr, std::span<const std::span<float>> params,
+                                 std::span<const std::span<const float>> grads) {
+    if (moved_for_step_ != step) {
+      throw Error(fmt::format("demo: strategy.demo.pipeline = psyche computes the gradient at weights moved by a "
+                              "lookahead: call before_forward({}) before the forward pass of step {}", step, step));
+    }
+    const auto eta = static_cast<float>(lr);
+    StrategyStepReport report;
+    report.synchronized = true;
+    MeasuredSpan update("compute", "update");
+    restore_forward_start();
+    decay_weights(params, lr);
+    scale_gradients(grads, eta);
+    report.update_s = update.stop();
+    // G_{s−1} arrives: before_forward(s + 1) applies it. before_forward(s) took G_{s−2}.
+    if (has_pending_) throw Error("demo: an aggregate of the psyche pipeline was never applied (internal error)");
+    if (sync_->in_flight()) {
+      report.sync += sync_->finish(aggregate_.views());
+      has_pending_ = true;
+    } else if (has_next_) {  // finished by save_state
+      std::swap(aggregate_, next_);
+      has_next_ = false;
+      has_pending_ = true;
+    }
+    report.sync += sync_->start(step, scaled_.const_views());  // waited for by the next step
+    MeasuredSpan lookahead("compute", "update");
+    remember_momentum();
+    previous_eta_ = eta;
+    report.update_s += lookahead.stop();
+    return report;
+  }
+
+  void restore_forward_start() {
+    const std::span<const std::span<float>> params(moved_);
+    for (const auto& [first, last] : contiguous_runs(params)) {
+      kernels::scale(backend_, 1.0f, joined(forward_start_.const_views(), first, last), joined(params, first, last));
+    }
+    moved_.clear();
+    moved_for_step_.reset();
+  }
+
+  // δ = β·residual + η·g of the step just started, before its transmitted part is taken out: the
+  // error feedback's own input, recomputed with its kernel from the residual the exchange has not
+  // yet replaced (it does so when it finishes), so the bits are the same.
+  void remember_momentum() {
+    const auto& momentum = static_cast<const ErrorFeedback&>(sync_->compressor());
+    const auto decay = static_cast<float>(options_.decay);
+    for (const CompressionUnit& unit : sync_->units()) {
+      const std::size_t first = unit.tensors.front(), last = unit.tensors.back() + 1;
+      kernels::scale_add(backend_, decay, momentum.residual(unit.id), joined(scaled_.const_views(), first, last),
+                         joined(lookahead_.views(), first, last));
+    }
+    has_lookahead_ = true;
+  }
+
   // On the strategy's backend, where the parameters and the momentum live, one call per run of
   // back-to-back tensors (a model's flat buffers are one run: one kernel launch on a GPU). The
   // strategy's own buffers are flat.
@@ -223,21 +353,31 @@ class Demo final : public Strategy {
     }
   }
 
-  void apply_sign(std::span<const std::span<float>> params, const TensorBuffers& aggregate, float eta) const {
+  void apply_sign(std::span<const std::span<float>> params, const TensorBuffers& by, float eta) const {
     for (const auto& [first, last] : contiguous_runs(params)) {  // sign(0) = 0
-      kernels::subtract_scaled_sign(backend_, eta, joined(aggregate.const_views(), first, last),
-                                    joined(params, first, last));
+      kernels::subtract_scaled_sign(backend_, eta, joined(by.const_views(), first, last), joined(params, first, last));
     }
   }
 
   DemoOptions options_;
   kernels::Backend backend_;
   std::unique_ptr<CompressedAllReduce> sync_;
-  TensorBuffers scaled_;  // η·g of this step; with stale, read by its exchange until the next step
-  // G of this step; with stale, G of the previous step once its exchange has finished. Mutable:
-  // saving the stale pipeline finishes the exchange in flight (see save_state).
+  TensorBuffers scaled_;  // η·g of this step; with a pipeline, read by its exchange until the next step
+  // G of this step; with a pipeline, G of an earlier step, held until it is applied. Mutable:
+  // saving a pipeline finishes the exchange in flight (see save_state).
   mutable TensorBuffers aggregate_;
   mutable bool has_pending_ = false;
+  // Psyche's pipeline only: G of the step whose exchange save_state finished (aggregate_ still holds
+  // the one before it); δ of the last step, for the lookahead, and its η; the weights before the
+  // lookahead of the step under way, and the spans before_forward moved.
+  mutable TensorBuffers next_;
+  mutable bool has_next_ = false;
+  TensorBuffers lookahead_;
+  bool has_lookahead_ = false;
+  float previous_eta_ = 0.0f;
+  TensorBuffers forward_start_;
+  std::vector<std::span<float>> moved_;
+  std::optional<std::uint64_t> moved_for_step_;
 };
 
 }  // namespace

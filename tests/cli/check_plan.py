@@ -88,11 +88,15 @@ rows = plan("--model", JSON_MODEL, "--world-size", "3",
             "compressor.topk.index_width=smallest",
             "--method", "dct2bit: strategy.name=demo compressor.dct_topk.topk=5 compressor.dct_topk.value_type=codebook "
             "compressor.dct_topk.index_width=packed12",
-            "--method", "vote: compressor.name=majority_vote")
+            "--method", "vote: compressor.name=majority_vote",
+            "--method", "psyche: strategy.name=demo compressor.dct_topk.topk=5 compressor.dct_topk.wire=compact_1bit "
+            "strategy.demo.pipeline=psyche")
 blocks = 2 + 2 + 2
 expect(rows, "ref", "payload_bytes", blocks * 5 * 12)
 selected, index_bytes = [2 * 5, 2 * 5, 2 * 5], [2, 2, 1]
 expect(rows, "onebit", "payload_bytes", sum(k * i + (k + 7) // 8 for k, i in zip(selected, index_bytes)))
+# Psyche's pipeline delays the exchange; its bytes are the 1-bit wire's.
+expect(rows, "psyche", "payload_bytes", sum(k * i + (k + 7) // 8 for k, i in zip(selected, index_bytes)))
 # An all-gather on a ring: W - 1 blocks out and in.
 expect(rows, "ref", "wire_sent_bytes", 2 * blocks * 5 * 12)
 # topk: k int32 indices and k fp32 values per tensor.

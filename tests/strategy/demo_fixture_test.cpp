@@ -40,7 +40,7 @@ Config demo_config(const FixtureFile& file, const std::string& group, bool stale
       "strategy.name=demo",
       fmt::format("strategy.demo.compression_decay={}", file.attr_double(group, "compression_decay")),
       fmt::format("strategy.demo.weight_decay={}", file.attr_double(group, "weight_decay")),
-      fmt::format("strategy.demo.stale={}", stale)};
+      fmt::format("strategy.demo.pipeline={}", stale ? "stale" : "none")};
   if (transport == Transport::DctTopk) {
     settings.push_back(fmt::format("strategy.demo.compression_topk={}", file.attr_int(group, "compression_topk")));
     settings.push_back(fmt::format("strategy.demo.compression_chunk={}", file.attr_int(group, "compression_chunk")));

@@ -58,7 +58,7 @@ TEST(Overlap, DemoStaleHidesItsExchangeBehindTheNextStep) {
   const std::vector<std::string> demo{"strategy.name=demo", "strategy.demo.compression_chunk=4",
                                       "strategy.demo.compression_topk=3"};
   std::vector<std::string> stale = demo;
-  stale.emplace_back("strategy.demo.stale=true");
+  stale.emplace_back("strategy.demo.pipeline=stale");
   const Clocked blocking = run(demo, 4);
   const Clocked overlapped = run(stale, 4);
   ASSERT_GT(blocking.modelled_s, 0.0);

@@ -363,7 +363,7 @@ INSTANTIATE_TEST_SUITE_P(
         RestartCase{"demo", {"strategy.name=demo", "strategy.demo.compression_chunk=4",
                              "strategy.demo.compression_topk=3", "strategy.demo.weight_decay=0.01"}},
         RestartCase{"demo_stale_1bit", {"strategy.name=demo", "strategy.demo.compression_chunk=4",
-                                        "strategy.demo.wire=compact_1bit", "strategy.demo.stale=true"}},
+                                        "strategy.demo.wire=compact_1bit", "strategy.demo.pipeline=stale"}},
         RestartCase{"demo_topk_transport", {"strategy.name=demo", "strategy.demo.transport=topk",
                                             "compressor.topk.ratio=0.2"}},
         RestartCase{"diloco_streaming", {"strategy.name=diloco", "optimizer.name=adamw",
@@ -393,7 +393,7 @@ TEST(Bytes, DemoStalePipelineSendsWhatTheBlockingStepSends) {
   const std::vector<std::string> keys{"strategy.name=demo", "strategy.demo.compression_chunk=4",
                                       "strategy.demo.compression_topk=3"};
   std::vector<std::string> stale_keys = keys;
-  stale_keys.emplace_back("strategy.demo.stale=true");
+  stale_keys.emplace_back("strategy.demo.pipeline=stale");
   const TrainedRun blocking = train(strategy_config(keys), 0, 3, initial_params());
   const TrainedRun stale = train(strategy_config(stale_keys), 0, 3, initial_params());
   ASSERT_EQ(stale.reports.size(), blocking.reports.size());

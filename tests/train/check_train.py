@@ -50,7 +50,12 @@ COMMON = ["--set", "data.source=markov", "--set", "data.batch_size=4", "--set", 
 STRATEGY = {
     "data_parallel": ["--set", "strategy.name=data_parallel", "--set", "schedule.lr=3e-3"],
     "demo": ["--set", "strategy.name=demo", "--set", "schedule.lr=1.5e-3"],
-    "demo_stale": ["--set", "strategy.name=demo", "--set", "schedule.lr=1.5e-3", "--set", "strategy.demo.stale=true"],
+    "demo_stale": ["--set", "strategy.name=demo", "--set", "schedule.lr=1.5e-3", "--set", "strategy.demo.pipeline=stale"],
+    # Psyche's DisTrO at the Consilience run's settings: top-k 4 of 64 x 64 blocks, 1-bit values,
+    # momentum decay 0.995, the two-step pipeline with its lookahead.
+    "psyche": ["--set", "strategy.name=demo", "--set", "schedule.lr=1.5e-3", "--set", "strategy.demo.pipeline=psyche",
+               "--set", "strategy.demo.compression_topk=4", "--set", "strategy.demo.compression_decay=0.995",
+               "--set", "strategy.demo.wire=compact_1bit"],
     "diloco": ["--set", "strategy.name=diloco", "--set", "strategy.diloco.inner_steps=5",
                "--set", "schedule.lr=3e-3", "--set", "strategy.diloco.outer_momentum=0.5",
                "--set", "strategy.diloco.outer_lr=1"],

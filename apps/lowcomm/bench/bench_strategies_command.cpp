@@ -138,6 +138,7 @@ Result measure(Communicator& comm, const Config& config, const Case& c, const st
   for (int i = 0; i <= iterations; ++i) {  // step 0 warms up (first touch, warm starts)
     comm.control().barrier();
     const auto start = SteadyClock::now();
+    strategy->before_forward(static_cast<std::uint64_t>(i), 1e-4, p);
     const StrategyStepReport report = strategy->step(static_cast<std::uint64_t>(i), 1e-4, p, g);
     const double seconds = slowest_rank(comm.control(), seconds_since(start));
     if (i > 0 && seconds < best.seconds) best = {seconds, report};

@@ -59,6 +59,10 @@ const std::vector<std::string> kDefaultMethods = {
     "compressor.topk.ratio=0.1 compressor.topk.value_type=codebook",
     // signSGD with majority vote: one sign bit per entry (Signum's momentum does not change the bytes).
     "majority-vote: strategy.name=data_parallel compressor.name=majority_vote",
+    // Psyche's DisTrO at the Consilience run's settings: top-k 4 of each 64 x 64 block, 1-bit values
+    // (its pipeline moves the exchange behind the next step's compute; the bytes are the wire's).
+    "psyche-distro: strategy.name=demo strategy.demo.compression_topk=4 strategy.demo.compression_chunk=64 "
+    "strategy.demo.compression_decay=0.995 strategy.demo.wire=compact_1bit strategy.demo.pipeline=psyche",
 };
 
 Method parse_method(const std::string& text) {
@@ -168,7 +172,7 @@ void add_plan_command(CLI::App& app) {
   plan->add_option("--method", arguments.methods,
                    "\"LABEL: KEY=VALUE ...\": a method, as settings over the configuration (repeatable; default: "
                    "dense, dense-bf16, demo, topk, powersgd, diloco, desloc, noloco, majority-vote at their defaults, "
-                   "sparseloco and muloco at their published settings)")
+                   "sparseloco, muloco and psyche-distro at their published settings)")
       ->type_name("SPEC")
       ->allow_extra_args(false);
   plan->add_option("--baseline", arguments.baseline, "the method the ratios divide (default: the first)")

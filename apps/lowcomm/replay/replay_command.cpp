@@ -304,7 +304,8 @@ int run(const ReplayArguments& arguments) {
                    StepTraffic{});
         continue;
       }
-      update = params;
+      update = params;  // the update: from here, through a lookahead's move (DeMo's psyche pipeline), to after the step
+      strategy->before_forward(static_cast<std::uint64_t>(step), lr, param_views);
       const SyncReport report =
           strategy->step(static_cast<std::uint64_t>(step), lr, param_views, grad_inputs).sync;
       const StepTraffic traffic = recorder.settle(report);

@@ -315,6 +315,8 @@ class Trainer {
     const std::int64_t micro_batches = loop_.micro_batches;
     const auto start = SteadyClock::now();
     RankStep mine;
+    const double lr = schedule_->at(static_cast<std::uint64_t>(step));
+    strategy_->before_forward(static_cast<std::uint64_t>(step), lr, model_->parameter_spans());
     model_->zero_gradients();
     int b = 0, t = 0;
     // A strategy that overlaps hears of each finished gradient of the last micro-batch (the
@@ -361,9 +363,8 @@ class Trainer {
         agree_on_failure(control(), [] { throw ReportedFailure(kNonFiniteExit); });
       }
       mine.loss = std::numeric_limits<double>::quiet_NaN();
-      log_step(step, schedule_->at(static_cast<std::uint64_t>(step)), mine, StepTraffic{}, static_cast<double>(b) * t);
+      log_step(step, lr, mine, StepTraffic{}, static_cast<double>(b) * t);
     } else {
-      const double lr = schedule_->at(static_cast<std::uint64_t>(step));
       const StrategyStepReport report = strategy_->step(static_cast<std::uint64_t>(step), lr,
                                                         model_->parameter_spans(), model_->gradient_views());
       const StepTraffic traffic = recorder_->settle(report.sync);

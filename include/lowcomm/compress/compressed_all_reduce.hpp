@@ -84,6 +84,7 @@ class CompressedAllReduce {
 
   Compressor& compressor() { return *compressor_; }
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  const std::vector<CompressionUnit>& units() const { return units_; }
 
  private:
   using Unit = CompressionUnit;

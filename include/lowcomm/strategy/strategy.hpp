@@ -43,6 +43,16 @@ class Strategy {
                                   std::span<const std::span<float>> params,
                                   std::span<const std::span<const float>> grads) = 0;
 
+  // Optional: called before the forward pass of step `step` (`lr` its learning rate), on the
+  // parameters step() will get. A strategy that evaluates the gradient somewhere other than at its
+  // parameters (Psyche's lookahead, DeMo's `pipeline = psyche`) moves them here, and step() or
+  // cancel_step() moves them back. Every rank calls it with the same step, in order.
+  // The training loop calls it every step; a strategy that needs it refuses a step() without it.
+  // Default: nothing.
+  virtual void before_forward(std::uint64_t step, double lr, std::span<const std::span<float>> params) {
+    (void)step, (void)lr, (void)params;
+  }
+
   // Optional, for overlap: the backward pass of step `step` has finished the gradients of
   // `tensors` (indices into the strategy's TensorInfo list; `grads` as step() will get them),
   // so the strategy may start sending them. Called before step(), in the same order on every
@@ -51,8 +61,9 @@ class Strategy {
                                std::span<const std::span<const float>> grads) {
     (void)step, (void)tensors, (void)grads;
   }
-  // The step whose gradients were handed to gradients_ready will not be taken (a NaN or Inf was
-  // found): drop whatever it started, leaving the state as before it. Collective. Default: nothing.
+  // The step whose gradients were handed to gradients_ready (or whose parameters before_forward
+  // moved) will not be taken (a NaN or Inf was found): drop whatever it started, leaving the state
+  // as before it. Collective. Default: nothing.
   virtual void cancel_step() {}
 
   // Keys begin with `prefix` (e.g. "strategy/"); load_state replaces all state and throws
