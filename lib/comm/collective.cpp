@@ -13,6 +13,7 @@ std::string_view to_string(CollectiveKind kind) {
     case CollectiveKind::Broadcast: return "broadcast";
     case CollectiveKind::Barrier: return "barrier";
     case CollectiveKind::PairExchange: return "pair_exchange";
+    case CollectiveKind::AllToAll: return "all_to_all";
   }
   return "?";
 }

@@ -182,6 +182,15 @@ void binomial_broadcast_rounds(int world_size, int root, std::uint64_t bytes,
   }
 }
 
+void pairwise_all_to_all_rounds(int world_size, std::uint64_t block_bytes, const RoundVisitor& visit) {
+  require_ranks(world_size);
+  std::vector<Transfer> round(static_cast<std::size_t>(world_size));
+  for (int d = 1; d < world_size; ++d) {
+    for (int w = 0; w < world_size; ++w) round[static_cast<std::size_t>(w)] = {w, (w + d) % world_size, block_bytes};
+    visit(round);
+  }
+}
+
 void dissemination_barrier_rounds(int world_size, const RoundVisitor& visit) {
   require_ranks(world_size);
   std::vector<Transfer> round(static_cast<std::size_t>(world_size));

@@ -38,6 +38,9 @@ class CollectiveTransport {
   // pair call it with each other); partner < 0: nothing moves on this rank.
   virtual void exchange_with(int partner, const void* send, void* receive, std::size_t count,
                              std::size_t element_bytes) = 0;
+  // Block j (block_count elements) of `send` to rank j, rank j's block for this rank into block j
+  // of `receive`.
+  virtual void all_to_all(const void* send, std::size_t block_count, std::size_t element_bytes, void* receive) = 0;
 
   // The same without blocking. all_reduce_sum, all_gather_v and broadcast are their start
   // followed by its wait unless a transport overrides them (MPI's blocking and non-blocking sums

@@ -363,6 +363,23 @@ void Communicator::exchange_pairs_elements(std::span<const int> partners, const 
   end_call(CollectiveKind::PairExchange, count * element_bytes, cost, start);
 }
 
+void Communicator::all_to_all_elements(const void* mine, std::size_t count, void* theirs, std::size_t their_count,
+                                       std::size_t element_bytes) {
+  if (their_count != count || count % static_cast<std::size_t>(size_) != 0) {
+    throw CommError(fmt::format("all_to_all: {} elements in and {} out on {} ranks: both must be the same multiple "
+                                "of the number of ranks",
+                                count, their_count, size_));
+  }
+  const std::size_t block_count = count / static_cast<std::size_t>(size_);
+  const std::uint64_t block_bytes = block_count * element_bytes;
+  const RankCost cost = cached_cost({CollectiveKind::AllToAll, block_bytes, 0},
+                                    [&] { return options_.network.all_to_all(size_, block_bytes); });
+  const CallStart start = begin_call();
+  transport_->all_to_all(mine, block_count, element_bytes, theirs);
+  // The payload: what this rank hands to the others (its own block stays).
+  end_call(CollectiveKind::AllToAll, block_bytes * static_cast<std::uint64_t>(size_ - 1), cost, start);
+}
+
 void Communicator::barrier() {
   const CallStart start = begin_call();
   const RankCost cost =

@@ -138,6 +138,12 @@ class MpiTransport final : public CollectiveTransport {
               "MPI_Sendrecv");
   }
 
+  void all_to_all(const void* send, std::size_t block_count, std::size_t element_bytes, void* receive) override {
+    const int n = mpi_count(block_count, "all_to_all");
+    const MPI_Datatype type = element_type(element_bytes);
+    check_mpi(MPI_Alltoall(send, n, type, receive, n, type, comm_), "MPI_Alltoall");
+  }
+
   std::unique_ptr<TransferInFlight> start_all_reduce_sum(void* data, std::size_t count, SumType type) override {
     const int n = mpi_count(count, "start_all_reduce");
     const auto [datatype, op] = sum_of(type);

@@ -259,6 +259,27 @@ class NcclTransport final : public CollectiveTransport {
     transfer->wait();
   }
 
+  // NCCL has no all-to-all: a send and a receive per peer, grouped (the pattern NCCL documents).
+  void all_to_all(const void* send, std::size_t block_count, std::size_t element_bytes, void* receive) override {
+    auto transfer = begin();
+    const std::size_t block = block_count * element_bytes, bytes = block * static_cast<std::size_t>(size_);
+    const auto* sent = static_cast<const std::byte*>(transfer->device_view(send, bytes));
+    auto* received = static_cast<std::byte*>(transfer->device_view(receive, bytes, false, true));
+    {
+      NcclGroup group(streams_.comm);
+      for (int peer = 0; peer < size_; ++peer) {
+        const std::size_t at = static_cast<std::size_t>(peer) * block;
+        check_nccl(ncclSend(sent + at, block, ncclUint8, peer, streams_.comm, streams_.collectives), "ncclSend",
+                   streams_.comm);
+        check_nccl(ncclRecv(received + at, block, ncclUint8, peer, streams_.comm, streams_.collectives), "ncclRecv",
+                   streams_.comm);
+      }
+      group.end();
+    }
+    transfer->issued();
+    transfer->wait();
+  }
+
   std::unique_ptr<TransferInFlight> start_all_reduce_sum(void* data, std::size_t count, SumType type) override {
     auto transfer = begin();
     void* buffer = transfer->device_view(data, count * element_bytes(type), true, true);

@@ -119,6 +119,11 @@ CollectiveCost NetworkModel::barrier(int world_size) const {
                  [&](const RoundVisitor& visit) { dissemination_barrier_rounds(world_size, visit); });
 }
 
+CollectiveCost NetworkModel::all_to_all(int world_size, std::uint64_t block_bytes) const {
+  return cost_of(world_size,
+                 [&](const RoundVisitor& visit) { pairwise_all_to_all_rounds(world_size, block_bytes, visit); });
+}
+
 CollectiveCost NetworkModel::pair_exchange(std::span<const int> partners, std::span<const std::uint64_t> bytes) const {
   std::vector<Transfer> round;
   for (std::size_t r = 0; r < partners.size(); ++r) {

@@ -142,6 +142,41 @@ TEST(Communicator, ExchangePairsSwapsWithThePartnerOnly) {
                CommError);
 }
 
+// 1-bit Adam's first phase: block j of every rank's input arrives at rank j, in rank order; the
+// payload is the W - 1 blocks this rank hands on, the modelled time the pairwise exchange's, and
+// sizes that do not divide among the ranks are refused.
+TEST(Communicator, AllToAllDealsEachRankItsBlocks) {
+  NetworkModel network(network_scenario("consumer").link);
+  Communicator comm(MPI_COMM_WORLD, {.network = network, .mode = NetworkMode::Simulate, .keep_records = true});
+  const int w = comm.size(), r = comm.rank();
+  const std::size_t block = 3;
+  std::vector<std::int32_t> mine, theirs(block * static_cast<std::size_t>(w), -1);
+  for (int j = 0; j < w; ++j) {
+    for (std::size_t i = 0; i < block; ++i) mine.push_back(static_cast<std::int32_t>(1000 * r + 10 * j + i));
+  }
+  comm.all_to_all(std::span<const std::int32_t>(mine), std::span<std::int32_t>(theirs));
+  for (int j = 0; j < w; ++j) {
+    for (std::size_t i = 0; i < block; ++i) {
+      EXPECT_EQ(theirs[static_cast<std::size_t>(j) * block + i], static_cast<std::int32_t>(1000 * j + 10 * r + i))
+          << "block from rank " << j;
+    }
+  }
+  ASSERT_EQ(comm.records().size(), 1u);
+  const CollectiveRecord& record = comm.records()[0];
+  const std::uint64_t block_bytes = block * sizeof(std::int32_t);
+  EXPECT_EQ(record.kind, CollectiveKind::AllToAll);
+  EXPECT_EQ(record.payload_bytes, (static_cast<std::uint64_t>(w) - 1) * block_bytes);
+  EXPECT_EQ(record.bytes_sent, (static_cast<std::uint64_t>(w) - 1) * block_bytes);
+  EXPECT_EQ(record.bytes_received, (static_cast<std::uint64_t>(w) - 1) * block_bytes);
+  EXPECT_DOUBLE_EQ(record.modelled_s, network.all_to_all(w, block_bytes).seconds);
+  const std::vector<std::int32_t> odd(block * static_cast<std::size_t>(w) + 1);
+  std::vector<std::int32_t> out(odd.size());
+  if (w > 1) {
+    EXPECT_THROW(comm.all_to_all(std::span<const std::int32_t>(odd), std::span<std::int32_t>(out)), CommError);
+  }
+  EXPECT_THROW(comm.all_to_all(std::span<const std::int32_t>(mine), std::span<std::int32_t>(out)), CommError);
+}
+
 TEST(Communicator, BytesAndModelledTimeAreTheNetworkModelsForThisRank) {
   const NetworkModel network(network_scenario("consumer").link);
   for (auto algorithm : {AllReduceAlgorithm::Ring, AllReduceAlgorithm::Rabenseifner}) {

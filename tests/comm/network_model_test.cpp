@@ -210,6 +210,21 @@ TEST(NetworkModel, PairExchangeIsOneRoundOfThePairsMessages) {
   EXPECT_EQ(plain.pair_exchange(std::vector<int>(5, -1), bytes).seconds, 0.0);
 }
 
+// The pairwise all-to-all: W - 1 rounds of one block per rank, each round as long as its slowest
+// message; here rank 2's slow upload bounds every round (it sends in each).
+TEST(NetworkModel, AllToAllIsWMinusOneRoundsOfOneBlock) {
+  NetworkModel model(Link{.latency_s = 0.010, .upload_bytes_per_s = 1e6, .download_bytes_per_s = 1e7});
+  const CollectiveCost cost = model.all_to_all(4, 1000);
+  expect_time(cost.seconds, 3 * (0.010 + 1000 / 1e6));
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(cost.bytes_sent[r], 3000u) << r;
+    EXPECT_EQ(cost.bytes_received[r], 3000u) << r;
+  }
+  model.set_rank_link(2, Link{.latency_s = 0.010, .upload_bytes_per_s = 1e5, .download_bytes_per_s = 1e7});
+  expect_time(model.all_to_all(4, 1000).seconds, 3 * (0.010 + 1000 / 1e5));
+  EXPECT_EQ(model.all_to_all(1, 1000).seconds, 0.0);  // alone: nothing moves
+}
+
 TEST(NetworkModel, IdealNetworkCostsNothingButCountsBytes) {
   const NetworkModel ideal;
   const CollectiveCost cost = ideal.all_reduce(AllReduceAlgorithm::Ring, 3, 300, 4);

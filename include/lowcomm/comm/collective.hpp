@@ -6,9 +6,11 @@
 namespace lowcomm {
 
 // PairExchange: every rank calls it together, but data moves only between the two ranks of each
-// pair of a matching (Communicator::exchange_pairs), as gossip methods exchange.
-enum class CollectiveKind : std::uint8_t { AllReduce, AllGather, Broadcast, Barrier, PairExchange };
-inline constexpr int kCollectiveKinds = 5;
+// pair of a matching (Communicator::exchange_pairs), as gossip methods exchange. AllToAll: each
+// rank sends a block of its own to every other (Communicator::all_to_all), as 1-bit Adam's first
+// phase hands each rank its chunk of everyone's momentum.
+enum class CollectiveKind : std::uint8_t { AllReduce, AllGather, Broadcast, Barrier, PairExchange, AllToAll };
+inline constexpr int kCollectiveKinds = 6;
 
 // Which algorithm the network model charges an all-reduce with (REFERENCE.md §6).
 enum class AllReduceAlgorithm : std::uint8_t {

@@ -37,6 +37,9 @@ void bruck_all_gather_rounds(std::span<const std::uint64_t> block_bytes, const R
 
 void binomial_broadcast_rounds(int world_size, int root, std::uint64_t bytes,
                                const RoundVisitor& visit);
+// Pairwise-exchange all-to-all: W - 1 rounds; in round d every rank w sends its block for rank
+// (w + d) mod W, `block_bytes` long (its own block stays where it is).
+void pairwise_all_to_all_rounds(int world_size, std::uint64_t block_bytes, const RoundVisitor& visit);
 // Dissemination barrier: ceil(log2 W) rounds of empty messages.
 void dissemination_barrier_rounds(int world_size, const RoundVisitor& visit);
 

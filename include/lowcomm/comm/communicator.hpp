@@ -157,6 +157,14 @@ class Communicator {
   template <Transferable T>
   void exchange_pairs(std::span<const int> partners, std::span<const T> mine, std::span<T> theirs);
 
+  // Rank r sends block j of `mine` (mine.size() / W elements each) to rank j, and receives rank
+  // j's block r into block j of `theirs` (MPI_Alltoall); its own block r is copied. Every rank
+  // calls it together with the same number of elements, a multiple of W. Priced as the pairwise
+  // exchange: W - 1 rounds, in round d each rank sending one block to rank r + d (mod W) on their
+  // link. Throws CommError for sizes that do not divide or differ between input and output.
+  template <Transferable T>
+  void all_to_all(std::span<const T> mine, std::span<T> theirs);
+
   void barrier();
 
   // Non-blocking versions of the collectives above, with the same arguments, results and byte
@@ -222,6 +230,8 @@ class Communicator {
   void broadcast_elements(void* data, std::size_t count, std::size_t element_bytes, int root);
   void exchange_pairs_elements(std::span<const int> partners, const void* mine, void* theirs, std::size_t count,
                                std::size_t element_bytes);
+  void all_to_all_elements(const void* mine, std::size_t count, void* theirs, std::size_t their_count,
+                           std::size_t element_bytes);
   std::vector<std::size_t> exchange_counts(std::size_t mine);
   // CommError unless counts has one entry per rank, mine counts[rank] and all their sum.
   void check_gather_v(std::string_view who, std::size_t mine, std::span<const std::size_t> counts,
@@ -348,6 +358,11 @@ template <Transferable T>
 void Communicator::exchange_pairs(std::span<const int> partners, std::span<const T> mine, std::span<T> theirs) {
   if (theirs.size() != mine.size()) throw CommError("exchange_pairs: the output must hold as many elements as the input");
   exchange_pairs_elements(partners, mine.data(), theirs.data(), mine.size(), sizeof(T));
+}
+
+template <Transferable T>
+void Communicator::all_to_all(std::span<const T> mine, std::span<T> theirs) {
+  all_to_all_elements(mine.data(), mine.size(), theirs.data(), theirs.size(), sizeof(T));
 }
 
 template <Reducible T>

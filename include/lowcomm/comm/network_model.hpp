@@ -78,6 +78,8 @@ class NetworkModel {
   // One round in which each rank r with partners[r] = p >= 0 sends bytes[r] to p (partners is a
   // matching over world_size = partners.size() ranks; -1: the rank sits the round out).
   CollectiveCost pair_exchange(std::span<const int> partners, std::span<const std::uint64_t> bytes) const;
+  // Every rank sends a block of `block_bytes` to every other: the pairwise exchange, W - 1 rounds.
+  CollectiveCost all_to_all(int world_size, std::uint64_t block_bytes) const;
 
  private:
   // Sums round times and per-rank bytes while the rounds are produced.
