@@ -11,5 +11,6 @@ StrategyInfo demo_strategy();           // demo.cpp
 StrategyInfo diloco_strategy();         // diloco.cpp
 StrategyInfo desloc_strategy();         // desloc.cpp
 StrategyInfo noloco_strategy();         // noloco.cpp
+StrategyInfo onebit_adam_strategy();    // onebit_adam.cpp
 
 }  // namespace lowcomm::strategy

@@ -159,6 +159,7 @@ TEST(TrafficPlan, EveryStrategysPlannedSyncsPriceWhatItsRunCounts) {
       {"strategy.name=demo", "strategy.demo.transport=topk", "compressor.topk.ratio=0.05"},
       {"strategy.name=diloco", "strategy.diloco.inner_steps=3", "compressor.name=quantize"},
       {"strategy.name=diloco", "strategy.diloco.inner_steps=3", "strategy.diloco.fragments=3"},
+      {"strategy.name=onebit_adam", "strategy.onebit_adam.freeze_step=0"},  // priced by the strategy itself
   };
   ConfigSchema schema;
   add_strategy_keys(schema);
@@ -172,10 +173,12 @@ TEST(TrafficPlan, EveryStrategysPlannedSyncsPriceWhatItsRunCounts) {
     ASSERT_TRUE(info.syncs);
     double calls = 0, sent = 0, received = 0, seconds = 0;
     for (PlannedSync& sync : info.syncs(config, kTensors)) {
-      const StepTraffic t = price_step_traffic(
-          probe_step_traffic(*sync.compressor, std::span(kTensors).subspan(sync.first, sync.count), sync.granularity,
-                             sync.bucket_bytes, world_size(), 42, {}, 0),
-          consumer_links(), world_size());
+      const StepTraffic t =
+          sync.price ? sync.price(world_size(), consumer_links())
+                     : price_step_traffic(probe_step_traffic(*sync.compressor,
+                                                             std::span(kTensors).subspan(sync.first, sync.count),
+                                                             sync.granularity, sync.bucket_bytes, world_size(), 42, {}, 0),
+                                          consumer_links(), world_size());
       const double runs = static_cast<double>(kSteps / sync.period);
       calls += runs * static_cast<double>(t.calls);
       sent += runs * static_cast<double>(t.bytes_sent[static_cast<std::size_t>(rank)]);

@@ -38,12 +38,16 @@ MethodPlan plan_method(std::string label, const Config& config, std::span<const 
     const std::span<const TensorInfo> part = tensors.subspan(sync.first, sync.count);
     // A gossip round is priced on the pairing of the first round (with per-pair links, later
     // rounds' pairs cost what their own links do).
-    const StepTraffic traffic =
-        sync.pairs ? price_pair_exchange(gossip_matching(world_size, seed, 0),
-                                         static_cast<std::uint64_t>(total_numel(part)) * sizeof(float), options)
-                   : price_step_traffic(probe_step_traffic(*sync.compressor, part, sync.granularity,
-                                                           sync.bucket_bytes, world_size, seed, execution, step),
-                                        options, world_size);
+    const StepTraffic traffic = [&] {
+      if (sync.price) return sync.price(world_size, options);  // priced by its strategy (1-bit Adam)
+      if (sync.pairs) {
+        return price_pair_exchange(gossip_matching(world_size, seed, 0),
+                                   static_cast<std::uint64_t>(total_numel(part)) * sizeof(float), options);
+      }
+      return price_step_traffic(probe_step_traffic(*sync.compressor, part, sync.granularity, sync.bucket_bytes,
+                                                   world_size, seed, execution, step),
+                                options, world_size);
+    }();
     const double share = 1.0 / static_cast<double>(sync.period);
     plan.syncs_per_step += share;
     plan.payload_bytes += share * static_cast<double>(traffic.payload_bytes);

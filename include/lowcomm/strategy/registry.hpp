@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lowcomm/comm/communicator.hpp"
+#include "lowcomm/compress/traffic.hpp"
 #include "lowcomm/compress/unit.hpp"
 #include "lowcomm/config/config.hpp"
 #include "lowcomm/core/registry.hpp"
@@ -47,6 +48,9 @@ struct PlannedSync {
   std::uint64_t bucket_bytes = 1;
   std::uint64_t period = 1;
   bool pairs = false;
+  // An exchange that is not a compressor's (1-bit Adam's two phases): the strategy prices one
+  // occurrence itself on W ranks. When set, compressor, granularity and pairs are not read.
+  std::function<StepTraffic(int world_size, const CommunicatorOptions& options)> price = nullptr;
 };
 
 struct StrategyInfo {
