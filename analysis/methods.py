@@ -12,7 +12,8 @@ A label is ``<strategy>/<compressor> <parameters>``:
 - ``diloco H=<inner_steps>/<compressor>``, with ``F=`` (streaming fragments), ``tau=`` and
   ``alpha=`` when not at their defaults: ``diloco H=50 F=2/none bf16``;
 - ``desloc Kx=<param_period> Ku=<first_moment_period> Kv=<second_moment_period>/<compressor>``;
-- ``noloco H=<inner_steps>/none``, with ``pull=`` when it differs from the outer lr.
+- ``noloco H=<inner_steps>/none``, with ``pull=`` when it differs from the outer lr;
+- ``onebit_adam freeze=<freeze_step>/none`` (1-bit Adam), with ``beta2=`` when not 0.999.
 
 signSGD and Signum with majority vote are ``data_parallel sgd/majority_vote`` (``momentum=``
 when set).
@@ -145,6 +146,12 @@ def method_label(config: dict, attrs: dict | None = None) -> str:
         head = [f"noloco H={_fmt(d.get('inner_steps', 50))}"]
         if d.get("pull", 0.7) != d.get("outer_lr", 0.7):
             head.append(f"pull={_fmt(d['pull'] if 'pull' in d else 0.7)}")
+    elif strategy == "onebit_adam":
+        d = config.get("strategy", {}).get("onebit_adam", {})
+        head = [f"onebit_adam freeze={_fmt(d.get('freeze_step', 100000))}"]
+        if d.get("beta2", 0.999) != 0.999:
+            head.append(f"beta2={_fmt(d['beta2'])}")
+        optimizer = "adamw"  # its own Adam: the optimizer.* keys are not used
     if optimizer != "adamw":
         head.append(optimizer)
     return " ".join(head) + "/" + _compressor_part(config, compressor)

@@ -44,6 +44,12 @@ def test_labels():
     assert method_label(config(strategy="noloco")) == "noloco H=50/none"
     assert method_label(config(strategy="noloco", strategy__noloco__inner_steps=5,
                                strategy__noloco__pull=0.3)) == "noloco H=5 pull=0.3/none"
+    assert method_label(config(strategy="onebit_adam", strategy__onebit_adam__freeze_step=256)) == \
+        "onebit_adam freeze=256/none"
+    assert method_label(config(strategy="demo", strategy__demo__pipeline="psyche",
+                               strategy__demo__wire="compact_1bit", compressor__dct_topk__topk=4)) == \
+        "demo/dct_topk k=4 wire=compact_1bit psyche"
+    assert method_label(config(strategy="demo", strategy__demo__stale=True)) == "demo/dct_topk k=32 stale"
     assert method_label(config(optimizer__name="sgd", compressor="majority_vote",
                                compressor__majority_vote__momentum=0.9)) == \
         "data_parallel sgd/majority_vote momentum=0.9"

@@ -61,6 +61,15 @@ expect(rows, "noloco", "wire_sent_bytes", 4 * n / 50, 1e-15)
 expect(rows, "noloco", "wire_received_bytes", 4 * n / 50, 1e-15)
 expect(rows, "noloco", "comm_s", (0.010 + 4 * n / 1.25e8) / 50, 1e-12)
 expect(rows, "noloco2", "payload_bytes", 2 * 4 * n / 50, 1e-15)
+# 1-bit Adam past its freeze_step, W = 4: n is a multiple of W·lcm(W, 8) = 32, so N = n and each
+# rank's chunk is N/32 bytes of signs. The all-to-all hands 3 chunks on (3 pairwise rounds), three
+# ring all-gathers (worker scale, server signs, server scale) send 3 blocks each.
+rows = plan("--model", "tiny", "--world-size", "4", "--method", "onebit: strategy.name=onebit_adam")
+chunk = n // 32
+expect(rows, "onebit", "payload_bytes", 3 * chunk + 4 + chunk + 4)
+expect(rows, "onebit", "wire_sent_bytes", 3 * (2 * chunk + 8))
+expect(rows, "onebit", "collectives", 4)
+expect(rows, "onebit", "comm_s", 12 * 0.010 + 6 * chunk / 1.25e8 + 6 * 4 / 1.25e8, 1e-12)
 # DES-LOC: the parameters every K_x = 16 steps, AdamW's moments every 48 and 96 (its defaults).
 rows = plan("--model", "tiny", "--world-size", "4", "--method", "desloc: strategy.name=desloc")
 expect(rows, "desloc", "syncs_per_step", 1 / 16 + 1 / 48 + 1 / 96, 1e-15)
