@@ -12,5 +12,6 @@ StrategyInfo diloco_strategy();         // diloco.cpp
 StrategyInfo desloc_strategy();         // desloc.cpp
 StrategyInfo noloco_strategy();         // noloco.cpp
 StrategyInfo onebit_adam_strategy();    // onebit_adam.cpp
+StrategyInfo zero_one_adam_strategy();  // zero_one_adam.cpp
 
 }  // namespace lowcomm::strategy

@@ -28,6 +28,8 @@ class OnebitAllReduce {
   // (the W − 1 blocks of the all-to-all, its chunk and two scales). Collective. The errors start
   // at zero with the first call.
   std::uint64_t run(std::span<float> values);
+  // Both errors back to zero (0/1 Adam does so when the vector it sends changes meaning).
+  void reset_errors() { has_errors_ = false; }
 
   // The errors, once the first call has made them: keys <prefix>has_errors, worker_error,
   // server_error. load_state throws lowcomm::Error for sizes of another model or world size.

@@ -57,6 +57,7 @@ void register_builtin_strategies(StrategyRegistry& registry) {
   registry.add(strategy::desloc_strategy());
   registry.add(strategy::noloco_strategy());
   registry.add(strategy::onebit_adam_strategy());
+  registry.add(strategy::zero_one_adam_strategy());
 }
 
 }  // namespace lowcomm

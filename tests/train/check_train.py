@@ -89,6 +89,15 @@ STRATEGY = {
     "onebit_adam": ["--set", "strategy.name=onebit_adam", "--set", "strategy.onebit_adam.freeze_step=5",
                     "--set", "strategy.onebit_adam.beta2=0.95", "--set", "schedule.lr=1e-3",
                     "--set", "schedule.warmup_steps=20"],
+    # 0/1 Adam: variance refreshes on the all-reduced gradient at an interval doubling after every 8,
+    # 1-bit gradients between them; after step 10 the variance frozen and local steps synchronised
+    # at intervals 1, 2, 4 (doubling every 8 steps). Learning-rate warm-up and beta2 as 1-bit Adam's.
+    "zero_one_adam": ["--set", "strategy.name=zero_one_adam", "--set", "strategy.zero_one_adam.var_freeze_step=10",
+                      "--set", "strategy.zero_one_adam.var_update_scaler=8",
+                      "--set", "strategy.zero_one_adam.local_step_scaler=8",
+                      "--set", "strategy.zero_one_adam.local_step_clipper=4",
+                      "--set", "strategy.zero_one_adam.beta2=0.95", "--set", "schedule.lr=1e-3",
+                      "--set", "schedule.warmup_steps=20"],
     # NoLoCo: every 5 steps each rank meets a random partner (on 2 ranks, the other) point to point.
     "noloco": ["--set", "strategy.name=noloco", "--set", "strategy.noloco.inner_steps=5", "--set", "schedule.lr=3e-3"],
     # DES-LOC: parameters averaged every 4 steps, AdamW's moments every 12 and 24.
@@ -150,6 +159,9 @@ def learn(method):
     if period:  # bytes only every H steps (DES-LOC: its moments' periods are multiples of K_x)
         synced = [s for s in range(100) if (s + 1) % int(period) == 0]
         assert (sent[synced] > 0).all() and np.delete(sent, synced, axis=0).sum() == 0, sent[:10]
+    elif strategy == "zero_one_adam":  # every step until the freeze (t = 11); then only the synchronisations
+        frozen = int(setting(method, "strategy.zero_one_adam.var_freeze_step"))
+        assert (sent[:frozen] > 0).all() and (sent[frozen:] == 0).any() and (sent[frozen:] > 0).any(), sent.tolist()
     else:
         assert (sent > 0).all()
 
