@@ -13,7 +13,8 @@ A label is ``<strategy>/<compressor> <parameters>``:
   ``alpha=`` when not at their defaults: ``diloco H=50 F=2/none bf16``;
 - ``desloc Kx=<param_period> Ku=<first_moment_period> Kv=<second_moment_period>/<compressor>``;
 - ``noloco H=<inner_steps>/none``, with ``pull=`` when it differs from the outer lr;
-- ``onebit_adam freeze=<freeze_step>/none`` (1-bit Adam), with ``beta2=`` when not 0.999.
+- ``onebit_adam freeze=<freeze_step>/none`` (1-bit Adam), with ``beta2=`` when not 0.999;
+- ``zero_one_adam freeze=<var_freeze_step> local<=<local_step_clipper>/none`` (0/1 Adam).
 
 signSGD and Signum with majority vote are ``data_parallel sgd/majority_vote`` (``momentum=``
 when set).
@@ -146,6 +147,11 @@ def method_label(config: dict, attrs: dict | None = None) -> str:
         head = [f"noloco H={_fmt(d.get('inner_steps', 50))}"]
         if d.get("pull", 0.7) != d.get("outer_lr", 0.7):
             head.append(f"pull={_fmt(d['pull'] if 'pull' in d else 0.7)}")
+    elif strategy == "zero_one_adam":
+        d = config.get("strategy", {}).get("zero_one_adam", {})
+        head = [f"zero_one_adam freeze={_fmt(d.get('var_freeze_step', 100000))} "
+                f"local<={_fmt(d.get('local_step_clipper', 16))}"]
+        optimizer = "adamw"  # its own Adam: the optimizer.* keys are not used
     elif strategy == "onebit_adam":
         d = config.get("strategy", {}).get("onebit_adam", {})
         head = [f"onebit_adam freeze={_fmt(d.get('freeze_step', 100000))}"]

@@ -46,6 +46,8 @@ def test_labels():
                                strategy__noloco__pull=0.3)) == "noloco H=5 pull=0.3/none"
     assert method_label(config(strategy="onebit_adam", strategy__onebit_adam__freeze_step=256)) == \
         "onebit_adam freeze=256/none"
+    assert method_label(config(strategy="zero_one_adam", strategy__zero_one_adam__var_freeze_step=256)) == \
+        "zero_one_adam freeze=256 local<=16/none"
     assert method_label(config(strategy="demo", strategy__demo__pipeline="psyche",
                                strategy__demo__wire="compact_1bit", compressor__dct_topk__topk=4)) == \
         "demo/dct_topk k=4 wire=compact_1bit psyche"

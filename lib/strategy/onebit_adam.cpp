@@ -153,7 +153,7 @@ StrategyInfo onebit_adam_strategy() {
             return std::make_unique<OnebitAdam>(setup);
           },
           .syncs = onebit_adam_syncs,
-          .transport = {}};
+          .transport = [](const Config&) { return std::string(kOnebitTransport); }};
 }
 
 }  // namespace lowcomm::strategy

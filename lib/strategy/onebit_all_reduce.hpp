@@ -20,6 +20,9 @@
 
 namespace lowcomm::strategy {
 
+// The name the 1-bit optimizers give their exchange in headers, logs and plans (their "compressor").
+inline constexpr const char* kOnebitTransport = "onebit_allreduce";
+
 class OnebitAllReduce {
  public:
   OnebitAllReduce(Communicator& comm, std::size_t n);

@@ -262,7 +262,7 @@ StrategyInfo zero_one_adam_strategy() {
             return std::make_unique<ZeroOneAdam>(setup);
           },
           .syncs = zero_one_adam_syncs,
-          .transport = {}};
+          .transport = [](const Config&) { return std::string(kOnebitTransport); }};
 }
 
 }  // namespace lowcomm::strategy

@@ -70,6 +70,11 @@ expect(rows, "onebit", "payload_bytes", 3 * chunk + 4 + chunk + 4)
 expect(rows, "onebit", "wire_sent_bytes", 3 * (2 * chunk + 8))
 expect(rows, "onebit", "collectives", 4)
 expect(rows, "onebit", "comm_s", 12 * 0.010 + 6 * chunk / 1.25e8 + 6 * 4 / 1.25e8, 1e-12)
+# 0/1 Adam long after its freeze: the same exchange once every local_step_clipper steps.
+rows = plan("--model", "tiny", "--world-size", "4", "--method", "zo: strategy.name=zero_one_adam "
+            "strategy.zero_one_adam.local_step_clipper=8")
+expect(rows, "zo", "payload_bytes", (3 * chunk + 4 + chunk + 4) / 8, 1e-15)
+expect(rows, "zo", "syncs_per_step", 1 / 8, 1e-15)
 # DES-LOC: the parameters every K_x = 16 steps, AdamW's moments every 48 and 96 (its defaults).
 rows = plan("--model", "tiny", "--world-size", "4", "--method", "desloc: strategy.name=desloc")
 expect(rows, "desloc", "syncs_per_step", 1 / 16 + 1 / 48 + 1 / 96, 1e-15)

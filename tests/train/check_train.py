@@ -144,8 +144,11 @@ def learn(method):
         floor = float(f.attrs["val_loss_floor"])
         assert f.attrs["strategy"] == strategy, f.attrs["strategy"]
         assert f.attrs["optimizer"] == (setting(method, "optimizer.name") or "adamw"), f.attrs["optimizer"]
-        # The compressor the exchanges go through: DeMo's transport, not compressor.name.
-        expected_compressor = "dct_topk" if strategy == "demo" else setting(method, "compressor.name") or "none"
+        # The compressor the exchanges go through: DeMo's transport, the 1-bit optimizers' own
+        # exchange, else compressor.name.
+        expected_compressor = {"demo": "dct_topk", "onebit_adam": "onebit_allreduce",
+                               "zero_one_adam": "onebit_allreduce"}.get(strategy) or \
+            setting(method, "compressor.name") or "none"
         assert f.attrs["compressor"] == expected_compressor, (method, f.attrs["compressor"])
         assert f["steps/step"][:].tolist() == list(range(100))
     uniform = math.log(256)

@@ -63,6 +63,8 @@ const std::vector<std::string> kDefaultMethods = {
     // (its pipeline moves the exchange behind the next step's compute; the bytes are the wire's).
     // 1-bit Adam past its freeze_step: one sign bit per entry, in two phases.
     "onebit-adam: strategy.name=onebit_adam",
+    // 0/1 Adam long after its freeze: one 1-bit exchange every local_step_clipper (16) steps.
+    "zero-one-adam: strategy.name=zero_one_adam",
     "psyche-distro: strategy.name=demo strategy.demo.compression_topk=4 strategy.demo.compression_chunk=64 "
     "strategy.demo.compression_decay=0.995 strategy.demo.wire=compact_1bit strategy.demo.pipeline=psyche",
 };
@@ -173,8 +175,8 @@ void add_plan_command(CLI::App& app) {
       ->capture_default_str();
   plan->add_option("--method", arguments.methods,
                    "\"LABEL: KEY=VALUE ...\": a method, as settings over the configuration (repeatable; default: "
-                   "dense, dense-bf16, demo, topk, powersgd, diloco, desloc, noloco, majority-vote, onebit-adam at their "
-                   "defaults, "
+                   "dense, dense-bf16, demo, topk, powersgd, diloco, desloc, noloco, majority-vote, onebit-adam, "
+                   "zero-one-adam at their defaults, "
                    "sparseloco, muloco and psyche-distro at their published settings)")
       ->type_name("SPEC")
       ->allow_extra_args(false);
