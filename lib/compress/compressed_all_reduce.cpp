@@ -74,6 +74,13 @@ CompressedAllReduce::CompressedAllReduce(Communicator& comm, std::unique_ptr<Com
     throw Error(fmt::format("CompressedAllReduce: a participation model of {} ranks on a communicator of {}",
                             participation_.world_size(), comm_.size()));
   }
+  if (compressor_->aggregation() == Aggregation::Merged) {
+    if (!participation_.always_everyone()) {
+      throw ConfigError("a merged exchange (the tree of compressor.topk.exchange = \"tree\") has no rule for absent "
+                        "peers: unset cluster.dropout and cluster.rank.*.absent_steps, or gather");
+    }
+    merge_rounds_ = merge_rounds(comm_.size());
+  }
   units_ = compression_units(tensors_, granularity, bucket_bytes);
   scratch_.resize(units_.size());
 }
@@ -101,6 +108,9 @@ struct CompressedAllReduce::RoundExchange {
   std::vector<std::size_t> counts;     // bytes per rank of the all-gather
   std::vector<std::byte> mine;         // this rank's frame
   bool fixed_sizes = true;
+  std::vector<std::size_t> merging;             // the units of the merge, in order
+  std::vector<std::vector<std::byte>> merged;   // their payloads merged over every rank
+  double merge_s = 0.0;                         // time in Compressor::merge (codec time)
 };
 
 // One step from start() to finish().
@@ -139,12 +149,15 @@ void CompressedAllReduce::check_shapes(std::span<const std::span<const float>> g
 
 void CompressedAllReduce::check_message(Flight& flight, std::size_t u, int round, const Message& message) const {
   const Aggregation aggregation = compressor_->aggregation();
-  const bool allowed = aggregation == Aggregation::MultiRound ||
-                       (round == 0 && (aggregation == Aggregation::Summable) == (message.exchange == Exchange::Sum));
+  const Exchange declared = aggregation == Aggregation::Summable  ? Exchange::Sum
+                            : aggregation == Aggregation::Merged ? Exchange::Merge
+                                                                 : Exchange::GatherBytes;
+  const bool allowed = (aggregation == Aggregation::MultiRound && message.exchange != Exchange::Merge) ||
+                       (round == 0 && message.exchange == declared);
   if (!allowed) {
+    const char* kind = message.exchange == Exchange::Sum ? "sum" : message.exchange == Exchange::Merge ? "merge" : "gather";
     throw Error(fmt::format("compressor declared {} aggregation but sent a {} message in round {} of unit '{}'",
-                            to_string(aggregation), message.exchange == Exchange::Sum ? "sum" : "gather", round,
-                            units_[u].name));
+                            to_string(aggregation), kind, round, units_[u].name));
   }
   const auto expected = compressor_->wire_bytes(context(units_[u], flight.step), round);
   if (expected && *expected != message.wire_bytes()) {
@@ -198,6 +211,7 @@ SyncReport CompressedAllReduce::begin(std::uint64_t step, std::span<const std::s
   flight->report.codec_s += seconds_since(start);
   encoding.reset();
   flight->exchange = begin_exchange(flight->messages, 0, step, overlap);
+  flight->report.codec_s += flight->exchange.merge_s;
   flight->report.comm = comm_.totals() - flight->before;
   SyncReport started = flight->report;
   flight->report = SyncReport{};  // finish() reports its own share, of the same draw
@@ -229,6 +243,7 @@ SyncReport CompressedAllReduce::finish(std::span<const std::span<float>> aggrega
       const bool any = std::ranges::any_of(messages, [](const auto& m) { return m.has_value(); });
       if (!any) break;
       flight->exchange = begin_exchange(messages, round, step, /*overlap=*/false);
+      flight->report.codec_s += flight->exchange.merge_s;
     }
     end_exchange(flight->exchange, received);
     flight->report.rounds = round + 1;
@@ -307,6 +322,8 @@ CompressedAllReduce::RoundExchange CompressedAllReduce::begin_exchange(const std
     }
   }
 
+  merge_exchange(exchange, messages, round, step);
+
   // Every GatherBytes message of the round: one all-gather. Fixed-size payloads (declared by the
   // compressor, identical on every rank) need no size table, and no sizes exchanged even when
   // some rank is absent: every rank knows who is, and an absent rank's frame is empty. Sizes
@@ -350,6 +367,58 @@ CompressedAllReduce::RoundExchange CompressedAllReduce::begin_exchange(const std
   return exchange;
 }
 
+// Every Merge message of the round, up the butterfly (merge_schedule.hpp), blocking: each round
+// one pair exchange of all the units' payloads back to back, then Compressor::merge per unit.
+void CompressedAllReduce::merge_exchange(RoundExchange& exchange, const std::vector<std::optional<Message>>& messages,
+                                         int round, std::uint64_t step) {
+  std::vector<std::size_t> sizes;
+  std::size_t total = 0;
+  for (std::size_t u = 0; u < messages.size(); ++u) {
+    if (!messages[u] || messages[u]->exchange != Exchange::Merge) continue;
+    if (!compressor_->wire_bytes(context(units_[u], step), round)) {
+      throw Error(fmt::format("unit '{}': a merged payload needs a size the compressor declares (wire_bytes)",
+                              units_[u].name));
+    }
+    exchange.merging.push_back(u);
+    exchange.merged.push_back(messages[u]->bytes);
+    sizes.push_back(messages[u]->bytes.size());
+    total += sizes.back();
+  }
+  if (exchange.merging.empty()) return;
+  std::vector<std::byte> mine(total), theirs(total);
+  const auto start = SteadyClock::now();
+  double exchanging_s = 0.0;
+  for (const MergeRound& merge_round : merge_rounds_) {
+    std::size_t offset = 0;
+    for (const std::vector<std::byte>& payload : exchange.merged) {
+      std::ranges::copy(payload, mine.begin() + static_cast<std::ptrdiff_t>(offset));
+      offset += payload.size();
+    }
+    const auto exchanging = SteadyClock::now();
+    comm_.exchange_pairs(std::span<const int>(merge_round.partners), std::span<const std::byte>(mine),
+                         std::span<std::byte>(theirs));
+    exchanging_s += seconds_since(exchanging);
+    const int partner = merge_round.partners[static_cast<std::size_t>(comm_.rank())];
+    if (partner < 0 || (merge_round.unfold && comm_.rank() < partner)) continue;  // sits out, or hands its result back
+    offset = 0;
+    for (std::size_t g = 0; g < exchange.merging.size(); ++g) {
+      const std::span<const std::byte> other = std::span<const std::byte>(theirs).subspan(offset, sizes[g]);
+      offset += sizes[g];
+      if (merge_round.unfold) {
+        exchange.merged[g].assign(other.begin(), other.end());
+        continue;
+      }
+      std::vector<std::byte> merged = compressor_->merge(context(units_[exchange.merging[g]], step), exchange.merged[g], other);
+      if (merged.size() != sizes[g]) {
+        throw Error(fmt::format("unit '{}': merging two {}-byte payloads gave {} bytes", units_[exchange.merging[g]].name,
+                                sizes[g], merged.size()));
+      }
+      exchange.merged[g] = std::move(merged);
+    }
+  }
+  exchange.merge_s = seconds_since(start) - exchanging_s;
+}
+
 void CompressedAllReduce::end_exchange(RoundExchange& exchange, std::vector<Received>& received) {
   for (PendingCollective& pending : exchange.pending) pending.wait();
   for (Received& r : received) r = Received{};
@@ -358,6 +427,7 @@ void CompressedAllReduce::end_exchange(RoundExchange& exchange, std::vector<Rece
     kernels::decode_values(execution_.backend, std::as_bytes(std::span(summed_16bit_).subspan(part.begin - fp32_end, part.length)),
                            part.wire, std::span<float>(summed_).subspan(part.begin, part.length));
   }
+  for (std::size_t g = 0; g < exchange.merging.size(); ++g) received[exchange.merging[g]].merged = exchange.merged[g];
   for (std::size_t u = 0; u < received.size(); ++u) {
     if (exchange.summing[u]) {
       received[u].sum = std::span<const float>(summed_).subspan(exchange.sum_ranges[u].first, exchange.sum_ranges[u].second);

@@ -11,6 +11,7 @@ std::string_view to_string(Aggregation aggregation) {
     case Aggregation::Summable: return "summable";
     case Aggregation::Gathered: return "gathered";
     case Aggregation::MultiRound: return "multi-round";
+    case Aggregation::Merged: return "merged";
   }
   return "?";
 }
@@ -29,6 +30,12 @@ Granularity parse_granularity(std::string_view name) {
     if (to_string(g) == name) return g;
   }
   throw ConfigError(fmt::format("unknown granularity '{}': use tensor, bucket or global", name));
+}
+
+std::vector<std::byte> Compressor::merge(const UnitContext& unit, std::span<const std::byte>,
+                                         std::span<const std::byte>) const {
+  throw Error(fmt::format("unit '{}': this compressor does not merge payloads (its aggregation is {})", unit.name,
+                          to_string(aggregation())));
 }
 
 void Compressor::save_state(StateDict&, std::string_view) const {}

@@ -25,6 +25,13 @@ Message Message::gather(std::vector<std::byte> bytes) {
   return m;
 }
 
+Message Message::merge(std::vector<std::byte> bytes) {
+  Message m;
+  m.exchange = Exchange::Merge;
+  m.bytes = std::move(bytes);
+  return m;
+}
+
 std::uint64_t Message::wire_bytes() const {
   return exchange == Exchange::Sum ? sum_values().size() * kernels::value_bytes(wire) : bytes.size();
 }

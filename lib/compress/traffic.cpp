@@ -8,6 +8,7 @@
 
 #include "gathered_frames.hpp"
 #include "lowcomm/compress/compressed_all_reduce.hpp"
+#include "lowcomm/compress/merge_schedule.hpp"
 #include "lowcomm/core/splitmix.hpp"
 #include "lowcomm/error.hpp"
 
@@ -34,7 +35,7 @@ std::size_t wire_slot(kernels::ValueType wire) {
 }
 
 // Encode and decode one unit, answering every round with what W ranks sending this rank's
-// message would return: the sum of W copies, or W copies of the payload.
+// message would return: the sum of W copies, W copies of the payload, or its merge with itself.
 std::vector<ProbedMessage> probe_unit(Compressor& compressor, const UnitContext& context, std::uint64_t seed) {
   std::vector<float> gradient(static_cast<std::size_t>(context.numel()));
   std::uint64_t state = mix_seed({seed, context.unit_id});
@@ -49,7 +50,11 @@ std::vector<ProbedMessage> probe_unit(Compressor& compressor, const UnitContext&
                       message->wire_bytes(), compressor.wire_bytes(context, round).has_value()});
     Received received;
     std::vector<float> sum;
-    if (summing) {
+    std::vector<std::byte> merged;
+    if (message->exchange == Exchange::Merge) {
+      merged = compressor.merge(context, message->bytes, message->bytes);
+      received.merged = merged;
+    } else if (summing) {
       sum.assign(message->sum_values().begin(), message->sum_values().end());
       for (float& v : sum) v *= static_cast<float>(context.world_size);
       received.sum = sum;
@@ -96,6 +101,8 @@ std::vector<RoundCollectives> probe_step_traffic(Compressor& compressor, std::sp
       round.payload_bytes += m.bytes;
       if (m.exchange == Exchange::Sum) {
         round.summed[wire_slot(m.wire)] += m.elements;
+      } else if (m.exchange == Exchange::Merge) {
+        round.merged_bytes += m.bytes;
       } else {
         gathered_sizes.push_back(static_cast<std::size_t>(m.bytes));
         fixed_sizes = fixed_sizes && m.fixed_size;
@@ -132,6 +139,11 @@ StepTraffic price_step_traffic(std::span<const RoundCollectives> rounds, const C
       const std::uint64_t elements = round.summed[wire_slot(wire)];
       if (elements == 0) continue;
       charge(options.network.all_reduce(options.all_reduce_algorithm, world_size, elements, kernels::value_bytes(wire)));
+    }
+    if (round.merged_bytes > 0) {  // the butterfly: one pair exchange of every unit's payload per round
+      for (const MergeRound& merge_round : merge_rounds(world_size)) {
+        charge(options.network.pair_exchange(merge_round.partners, std::vector<std::uint64_t>(world, round.merged_bytes)));
+      }
     }
     if (!round.gathers) continue;
     if (round.sizes_gathered) {

@@ -127,6 +127,17 @@ expect(rows, "dct2bit", "payload_bytes", 3 * (15 + 3 + 20))
 expect(rows, "vote", "payload_bytes", 8192 // 8 + 6144 // 8 + 96 // 8)
 expect(rows, "vote", "wire_received_bytes", 2 * (8192 // 8 + 6144 // 8 + 96 // 8))
 
+# gTop-k (topk's tree) on the JSON model, k = 10 per tensor: 80-byte payloads, all three fused in
+# one pair exchange per butterfly round. W = 4: two rounds of 10 ms + 240 B / 125 MB/s; W = 5 adds a
+# fold and an unfold, which rank 0 and rank 4 take part in.
+for world, rounds, busiest in ((4, 2, 2), (5, 4, 4)):
+    rows = plan("--model", JSON_MODEL, "--world-size", str(world),
+                "--method", "tree: compressor.name=topk compressor.topk.k=10 compressor.topk.exchange=tree")
+    expect(rows, "tree", "payload_bytes", 240)
+    expect(rows, "tree", "collectives", rounds)
+    expect(rows, "tree", "wire_sent_bytes", busiest * 240)
+    expect(rows, "tree", "comm_s", rounds * (0.010 + 240 / 1.25e8), 1e-12)
+
 # The published figures (REFERENCE.md §5), as docs/plan.md reproduces them.
 rows = plan("--model", "olmo-1b", "--world-size", "64",
             "--method", "demo: strategy.name=demo compressor.dct_topk.topk=16",

@@ -165,5 +165,26 @@ TEST(OnebitAdam, RefusesACompressorAndAbsentPeers) {
               testing::ThrowsMessage<ConfigError>(testing::HasSubstr("no rule for absent peers")));
 }
 
+// A checkpoint of another model or world size is refused with the key named.
+TEST(OnebitAdam, RefusesStateOfAnotherSize) {
+  const OnebitCase fixture;
+  Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
+  const std::unique_ptr<Strategy> adam = fixture.make(comm, fixture.config());
+  std::vector<std::vector<float>> params = fixture.init();
+  for (std::size_t s = 0; s <= fixture.freeze_step(); ++s) fixture.step(*adam, s, params);
+  StateDict good;
+  adam->save_state(good, "");
+  StateDict short_moment = good;
+  short_moment.put("exp_avg_sq", std::vector<float>(36, 1.0f));
+  EXPECT_THAT([&] { adam->load_state(short_moment, ""); },
+              testing::ThrowsMessage<Error>(testing::HasSubstr("'exp_avg_sq' holds 36 values")));
+  if (fixture.w > 1) {
+    StateDict short_error = good;
+    short_error.put("server_error", std::vector<float>(1, 0.0f));
+    EXPECT_THAT([&] { adam->load_state(short_error, ""); },
+                testing::ThrowsMessage<Error>(testing::HasSubstr("'server_error' holds 1 values")));
+  }
+}
+
 }  // namespace
 }  // namespace lowcomm::test

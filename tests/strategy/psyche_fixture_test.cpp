@@ -172,5 +172,19 @@ TEST(PsycheFixture, CancelUndoesTheLookaheadAndAStepNeedsBeforeForward) {
   fixture.step(*demo, 3, params);  // and the pipeline goes on
 }
 
+// A checkpoint whose lookahead learning rate is not one number is refused.
+TEST(PsycheFixture, RefusesADamagedLookahead) {
+  const PsycheCase fixture;
+  Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
+  const std::unique_ptr<Strategy> demo = fixture.make(comm);
+  std::vector<std::vector<float>> params = fixture.init();
+  fixture.step(*demo, 0, params);
+  StateDict state;
+  demo->save_state(state, "");
+  state.put("lookahead_lr", std::vector<float>{0.1f, 0.2f});
+  EXPECT_THAT([&] { demo->load_state(state, ""); },
+              testing::ThrowsMessage<Error>(testing::HasSubstr("'lookahead_lr' holds 2 values")));
+}
+
 }  // namespace
 }  // namespace lowcomm::test

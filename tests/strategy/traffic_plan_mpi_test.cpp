@@ -159,6 +159,7 @@ TEST(TrafficPlan, EveryStrategysPlannedSyncsPriceWhatItsRunCounts) {
       {"strategy.name=demo", "strategy.demo.transport=topk", "compressor.topk.ratio=0.05"},
       {"strategy.name=diloco", "strategy.diloco.inner_steps=3", "compressor.name=quantize"},
       {"strategy.name=diloco", "strategy.diloco.inner_steps=3", "strategy.diloco.fragments=3"},
+      {"strategy.name=data_parallel", "compressor.name=topk", "compressor.topk.exchange=tree"},  // gTop-k's butterfly
       {"strategy.name=onebit_adam", "strategy.onebit_adam.freeze_step=0"},  // priced by the strategy itself
   };
   ConfigSchema schema;

@@ -167,5 +167,25 @@ TEST(ZeroOneAdamFixture, ARestoredRunContinuesBitwise) {
   EXPECT_EQ(straight, resumed) << "stopped after step " << stop - 1;
 }
 
+// A damaged checkpoint is refused with the key named, not trusted: an accumulated update of
+// another model's size, a schedule whose interval is 0.
+TEST(ZeroOneAdam, RefusesADamagedCheckpoint) {
+  const ZeroOneCase fixture;
+  Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
+  const std::unique_ptr<Strategy> adam = fixture.make(comm);
+  std::vector<std::vector<float>> params = fixture.init();
+  fixture.step(*adam, 0, params);
+  StateDict good;
+  adam->save_state(good, "");
+  StateDict short_accumulator = good;
+  short_accumulator.put("momentum_accumulator", std::vector<float>(5, 0.0f));
+  EXPECT_THAT([&] { adam->load_state(short_accumulator, ""); },
+              testing::ThrowsMessage<Error>(testing::HasSubstr("'momentum_accumulator' holds 5 values")));
+  StateDict zero_interval = good;
+  zero_interval.put("local_step_interval", std::int64_t{0});
+  EXPECT_THAT([&] { adam->load_state(zero_interval, ""); },
+              testing::ThrowsMessage<Error>(testing::HasSubstr("is damaged")));
+}
+
 }  // namespace
 }  // namespace lowcomm::test

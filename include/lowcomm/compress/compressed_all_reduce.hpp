@@ -15,6 +15,7 @@
 #include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/comm/participation.hpp"
 #include "lowcomm/compress/compressor.hpp"
+#include "lowcomm/compress/merge_schedule.hpp"
 
 namespace lowcomm {
 
@@ -96,6 +97,8 @@ class CompressedAllReduce {
   SyncReport begin(std::uint64_t step, std::span<const std::span<const float>> gradients, bool overlap);
   RoundExchange begin_exchange(const std::vector<std::optional<Message>>& messages, int round, std::uint64_t step,
                           bool overlap);
+  void merge_exchange(RoundExchange& exchange, const std::vector<std::optional<Message>>& messages, int round,
+                      std::uint64_t step);
   void end_exchange(RoundExchange& exchange, std::vector<Received>& received);
 
   Communicator& comm_;
@@ -112,6 +115,7 @@ class CompressedAllReduce {
   std::uint64_t shared_seed_;
   ExecutionContext execution_;
   Participation participation_;
+  std::vector<MergeRound> merge_rounds_;  // a Merged compressor's butterfly
   std::vector<bool> present_;  // who takes part in the step in flight (or the last one); empty: all
   int participants_ = 0;       // how many of them (0: all)
   std::unique_ptr<Flight> flight_;  // set between start() and finish()

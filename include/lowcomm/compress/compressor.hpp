@@ -27,6 +27,8 @@ enum class Aggregation : std::uint8_t {
   Summable,    // one round of Sum (an all-reduce suffices)
   Gathered,    // one round of GatherBytes (all-gather, sizes may vary)
   MultiRound,  // several rounds of either kind (PowerSGD: two all-reduces)
+  Merged,      // one round of Merge: payloads combined pairwise (merge()) up a butterfly of pair
+               // exchanges, so each rank sends O(log W) payloads (gTop-k's tree)
 };
 
 // What a unit is.
@@ -76,6 +78,13 @@ class Compressor {
   // left alone. Error feedback keeps input − transmitted for the next step.
   virtual Transmitted transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
                                   std::span<float> out) const = 0;
+
+  // Merged aggregation only: the payload that stands for both `mine` and `theirs` (each one rank's,
+  // or already a merge of several ranks'), of the same size. It must not depend on the order of
+  // the two (both ranks of a pair compute it), and `theirs` comes from another rank: a malformed
+  // one must throw lowcomm::Error. Default: throws (the compressor does not merge).
+  virtual std::vector<std::byte> merge(const UnitContext& unit, std::span<const std::byte> mine,
+                                       std::span<const std::byte> theirs) const;
 
   // The exact payload size of round `round` for this unit when it is fixed (top-k with a fixed k,
   // PowerSGD's factors); the library checks every message against it, and gathers such payloads

@@ -35,6 +35,10 @@ class ErrorFeedback final : public Compressor {
   Transmitted transmitted(const UnitContext& unit, std::span<const float> input, const UnitScratch& scratch,
                           std::span<float> out) const override;
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int round) const override;
+  std::vector<std::byte> merge(const UnitContext& unit, std::span<const std::byte> mine,
+                               std::span<const std::byte> theirs) const override {
+    return inner_->merge(unit, mine, theirs);
+  }
   void save_state(StateDict& state, std::string_view prefix) const override;
   void load_state(const StateDict& state, std::string_view prefix) override;
 

@@ -26,6 +26,7 @@ struct RoundCollectives {
   std::uint64_t gathered_bytes = 0;       // this rank's frame in it
   bool sizes_gathered = false;            // sizes vary: one uint64 per rank is all-gathered first
   std::uint64_t payload_bytes = 0;        // the round's messages, as SyncReport::payload_bytes counts them
+  std::uint64_t merged_bytes = 0;         // this rank's payloads of the round's merge (butterfly of pair exchanges)
 };
 
 // The rounds of step `step` of a CompressedAllReduce made with these arguments, on world_size

@@ -4,9 +4,18 @@
 // the values after their trip through the wire's encoding (value_encoding.hpp: fp32, fp16, bf16,
 // SparseLoCo's codebook, or a sign bit; MuLoCo's 2-bit top-k at value_type = codebook, bins = 4),
 // the indices in any of index_encoding.hpp's widths.
+//
+// exchange = "tree" is gTop-k (Shi et al., ICDCS 2019; hclhkbu/gtopkssgd): instead of every
+// payload to every rank, payloads merge pairwise up a butterfly (merge_schedule.hpp), each merge
+// summing the entries the two share and keeping the k largest |sum| (ties: lower index), so each
+// rank sends k entries per round, log2 W rounds. The aggregate is the global k entries over W.
+// As the paper, error feedback counts a rank's entry as sent when its index is among the global
+// k (even if a merge on the way dropped this rank's own value there); the rest stays residual.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 
 #include "builtins.hpp"
 #include "lowcomm/error.hpp"
@@ -21,14 +30,23 @@ namespace {
 struct Selection {
   std::vector<std::int64_t> indices;
   std::vector<float> values;  // as received (decoded from the wire's encoding), −0 made +0
+  // The tree: the entries above whose index is among the global k (what error feedback counts sent).
+  std::vector<std::int64_t> kept_indices;
+  std::vector<float> kept_values;
+};
+
+// Entries of one payload, checked: every index distinct (a merge relies on it).
+struct Entries {
+  std::vector<std::int64_t> indices;
+  std::vector<float> values;
 };
 
 class TopK final : public CompressorWith<Selection> {
  public:
-  TopK(double ratio, std::optional<std::int64_t> k, ValueEncoding values, IndexEncoding indices)
-      : ratio_(ratio), k_(k), values_(values), indices_(indices) {}
+  TopK(double ratio, std::optional<std::int64_t> k, ValueEncoding values, IndexEncoding indices, bool tree)
+      : ratio_(ratio), k_(k), values_(values), indices_(indices), tree_(tree) {}
 
-  Aggregation aggregation() const override { return Aggregation::Gathered; }
+  Aggregation aggregation() const override { return tree_ ? Aggregation::Merged : Aggregation::Gathered; }
   bool supports(Granularity) const override { return true; }
 
   Message encode(const UnitContext& unit, std::span<const float> gradient, Selection& selection) override {
@@ -43,11 +61,54 @@ class TopK final : public CompressorWith<Selection> {
     // What receivers will see: the values after the trip through the wire.
     values_.decode(unit.execution.backend, std::span<const std::byte>(value_part), selection.values);
     for (float& v : selection.values) v = 0.0f + v;  // what the dense form, 0 + v at each index, holds
-    return Message::gather(std::move(payload));
+    return tree_ ? Message::merge(std::move(payload)) : Message::gather(std::move(payload));
   }
 
-  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, Selection&,
+  // gTop-k's merge: the union of the two entry sets, summed where both hold an index, cut to the
+  // k largest |value| (ties: lower index), sorted by index. a + b == b + a, so both ranks of a
+  // pair compute the same bytes.
+  std::vector<std::byte> merge(const UnitContext& unit, std::span<const std::byte> mine,
+                               std::span<const std::byte> theirs) const override {
+    const Entries a = entries(unit, mine, "its own merged payload"), b = entries(unit, theirs, "its partner's payload");
+    Entries both;
+    std::size_t i = 0, j = 0;
+    while (i < a.indices.size() || j < b.indices.size()) {
+      if (j == b.indices.size() || (i < a.indices.size() && a.indices[i] < b.indices[j])) {
+        both.indices.push_back(a.indices[i]);
+        both.values.push_back(a.values[i++]);
+      } else if (i == a.indices.size() || b.indices[j] < a.indices[i]) {
+        both.indices.push_back(b.indices[j]);
+        both.values.push_back(b.values[j++]);
+      } else {
+        both.indices.push_back(a.indices[i]);
+        both.values.push_back(a.values[i++] + b.values[j++]);
+      }
+    }
+    std::vector<std::size_t> order(both.indices.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    const auto k = std::min(order.size(), static_cast<std::size_t>(count(unit.numel())));
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                      [&](std::size_t x, std::size_t y) {
+                        const float ax = std::abs(both.values[x]), ay = std::abs(both.values[y]);
+                        return ax != ay ? ax > ay : both.indices[x] < both.indices[y];
+                      });
+    order.resize(k);
+    std::ranges::sort(order);  // positions in `both` are in index order
+    Entries kept;
+    for (const std::size_t at : order) {
+      kept.indices.push_back(both.indices[at]);
+      kept.values.push_back(both.values[at]);
+    }
+    std::vector<std::byte> payload(payload_bytes(unit));
+    const auto [index_part, value_part] = split(std::span(payload), unit);
+    indices_.pack(unit.execution.backend, kept.indices, limit(unit), index_part);
+    values_.encode(unit.execution.backend, kept.values, value_part);
+    return payload;
+  }
+
+  std::optional<Message> decode(const UnitContext& unit, int, const Received& received, Selection& selection,
                                 std::span<float> aggregate) override {
+    if (tree_) return decode_merged(unit, received.merged, selection, aggregate);
     const auto k = static_cast<std::size_t>(count(unit.numel()));
     std::vector<std::int64_t> indices(k);
     std::vector<float> values(k);
@@ -70,6 +131,7 @@ class TopK final : public CompressorWith<Selection> {
 
   Transmitted transmitted(const UnitContext&, std::span<const float>, const Selection& selection,
                           std::span<float>) const override {
+    if (tree_) return Transmitted::entries(selection.kept_indices, selection.kept_values);
     return Transmitted::entries(selection.indices, selection.values);
   }
 
@@ -78,6 +140,50 @@ class TopK final : public CompressorWith<Selection> {
   }
 
  private:
+  // A payload's entries, sorted by index; throws naming `whose` for a wrong size or a repeated index.
+  Entries entries(const UnitContext& unit, std::span<const std::byte> payload, const char* whose) const {
+    if (payload.size() != payload_bytes(unit)) {
+      throw Error(fmt::format("topk (tree): {} for unit '{}' holds {} bytes, expected {}", whose, unit.name,
+                              payload.size(), payload_bytes(unit)));
+    }
+    const auto k = static_cast<std::size_t>(count(unit.numel()));
+    Entries e{std::vector<std::int64_t>(k), std::vector<float>(k)};
+    const auto [index_part, value_part] = split(payload, unit);
+    indices_.unpack(unit.execution.backend, index_part, limit(unit), e.indices);
+    values_.decode(unit.execution.backend, value_part, e.values);
+    std::vector<std::size_t> order(k);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::ranges::sort(order, [&](std::size_t x, std::size_t y) { return e.indices[x] < e.indices[y]; });
+    Entries sorted;
+    for (const std::size_t at : order) {
+      if (!sorted.indices.empty() && sorted.indices.back() == e.indices[at]) {
+        throw Error(fmt::format("topk (tree): {} for unit '{}' repeats index {}", whose, unit.name, e.indices[at]));
+      }
+      sorted.indices.push_back(e.indices[at]);
+      sorted.values.push_back(e.values[at]);
+    }
+    return sorted;
+  }
+
+  // The global k over the ranks, and which of this rank's own entries are among them.
+  std::optional<Message> decode_merged(const UnitContext& unit, std::span<const std::byte> merged, Selection& selection,
+                                       std::span<float> aggregate) const {
+    const Entries global = entries(unit, merged, "the merged payload");
+    std::fill(aggregate.begin(), aggregate.end(), 0.0f);
+    kernels::scatter_add(unit.execution.backend, global.indices, global.values, aggregate);
+    const float ranks = static_cast<float>(unit.contributors());
+    for (float& x : aggregate) x /= ranks;
+    selection.kept_indices.clear();
+    selection.kept_values.clear();
+    for (std::size_t j = 0; j < selection.indices.size(); ++j) {
+      if (std::ranges::binary_search(global.indices, selection.indices[j])) {
+        selection.kept_indices.push_back(selection.indices[j]);
+        selection.kept_values.push_back(selection.values[j]);
+      }
+    }
+    return std::nullopt;
+  }
+
   std::int64_t count(std::int64_t n) const {
     const std::int64_t k = k_ ? *k_ : static_cast<std::int64_t>(ratio_ * static_cast<double>(n));
     return std::clamp<std::int64_t>(k, 1, std::max<std::int64_t>(n, 1));
@@ -98,6 +204,7 @@ class TopK final : public CompressorWith<Selection> {
   std::optional<std::int64_t> k_;
   ValueEncoding values_;
   IndexEncoding indices_;
+  bool tree_;
 };
 
 struct TopKOptions {
@@ -107,6 +214,7 @@ struct TopKOptions {
   std::int64_t bins = 4;
   double range = 6.0;
   std::string index_width = "int32";
+  std::string exchange = "gather";
 };
 
 const OptionsSchema<TopKOptions>& topk_schema() {
@@ -116,6 +224,10 @@ const OptionsSchema<TopKOptions>& topk_schema() {
         .field("k", &TopKOptions::k, "entries kept per unit; replaces ratio when set", {.min = 1.0});
     value_encoding_fields(s);
     index_encoding_fields(s);
+    s.field("exchange", &TopKOptions::exchange,
+            "gather (every payload to every rank) or tree (gTop-k: payloads merged pairwise, the k largest sums "
+            "kept at each merge; fp32 values only)",
+            {.choices = {"gather", "tree"}});
     return s;
   }();
   return schema;
@@ -130,8 +242,14 @@ CompressorInfo topk_compressor() {
           .error_feedback_by_default = true,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
             const TopKOptions o = topk_schema().read(p);
+            const bool tree = o.exchange == "tree";
+            if (tree && o.value_type != "fp32") {
+              throw ConfigError(fmt::format("compressor.topk.exchange = \"tree\" sums values at every merge, which "
+                                            "needs value_type = \"fp32\" (got \"{}\")",
+                                            o.value_type));
+            }
             return std::make_unique<TopK>(o.ratio, o.k, ValueEncoding::parse(o.value_type, o.bins, o.range),
-                                          IndexEncoding::parse(o.index_width));
+                                          IndexEncoding::parse(o.index_width), tree);
           }};
 }
 

@@ -1,0 +1,147 @@
+// gTop-k (compressor.topk.exchange = "tree") against tests/fixtures/gtopk.h5, an independent
+// simulation (make_gtopk_fixture.py) of the butterfly, the merges (ties, exact cancellations),
+// the aggregate and error feedback's residual, at W = 1 to 9 simulated ranks in one process: each
+// rank's encode, the merge rounds of merge_schedule.hpp run by hand with the compressor's merge,
+// each rank's decode. Bit for bit (every operation is one float32 addition or division in a fixed
+// order). Also: the schedule's shape, and a malformed payload refused.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "fixtures/fixtures.hpp"
+#include "lowcomm/compress/error_feedback.hpp"
+#include "lowcomm/compress/merge_schedule.hpp"
+#include "lowcomm/compress/registry.hpp"
+#include "lowcomm/error.hpp"
+
+namespace lowcomm {
+namespace {
+
+const test::FixtureFile& fixture() {
+  static const test::FixtureFile file(LOWCOMM_GTOPK_FIXTURE);
+  return file;
+}
+
+std::unique_ptr<Compressor> tree_topk(std::int64_t k) {
+  ConfigSchema schema;
+  CompressorRegistry::global().add_config_keys(schema);
+  const Config config = Config::defaults(
+      schema, std::vector<std::string>{"compressor.name=topk", fmt::format("compressor.topk.k={}", k),
+                                       "compressor.topk.exchange=tree", "compressor.topk.error_feedback=true"});
+  return CompressorRegistry::global().create(config);
+}
+
+// Every rank's aggregate and residual after one step of W simulated ranks.
+struct Simulated {
+  std::vector<std::vector<float>> aggregates, residuals;
+  std::vector<int> exchanges;  // pair exchanges each rank took part in
+};
+
+Simulated simulate(const std::string& group) {
+  const auto w = static_cast<int>(fixture().attr_int(group, "world_size"));
+  const auto n = fixture().attr_int(group, "n"), k = fixture().attr_int(group, "k");
+  const std::vector<float> input = fixture().floats(group + "/input");
+  const std::vector<std::int64_t> shape{n};
+  std::vector<std::unique_ptr<Compressor>> ranks;
+  std::vector<UnitScratch> scratch(static_cast<std::size_t>(w));
+  std::vector<std::vector<std::byte>> held;
+  UnitContext unit{.unit_id = 0, .name = "v", .shape = shape, .world_size = w};
+  for (int r = 0; r < w; ++r) {
+    ranks.push_back(tree_topk(k));
+    unit.rank = r;
+    const std::span<const float> mine(input.data() + static_cast<std::size_t>(r * n), static_cast<std::size_t>(n));
+    const Message message = ranks.back()->encode(unit, mine, scratch[static_cast<std::size_t>(r)]);
+    EXPECT_EQ(message.exchange, Exchange::Merge);
+    held.push_back(message.bytes);
+  }
+  Simulated out;
+  out.exchanges.assign(static_cast<std::size_t>(w), 0);
+  for (const MergeRound& round : merge_rounds(w)) {
+    const std::vector<std::vector<std::byte>> before = held;
+    for (int r = 0; r < w; ++r) {
+      const int p = round.partners[static_cast<std::size_t>(r)];
+      if (p < 0) continue;
+      ++out.exchanges[static_cast<std::size_t>(r)];
+      if (round.unfold) {
+        if (r > p) held[static_cast<std::size_t>(r)] = before[static_cast<std::size_t>(p)];
+        continue;
+      }
+      unit.rank = r;
+      held[static_cast<std::size_t>(r)] =
+          ranks[static_cast<std::size_t>(r)]->merge(unit, before[static_cast<std::size_t>(r)], before[static_cast<std::size_t>(p)]);
+    }
+  }
+  for (int r = 0; r < w; ++r) {
+    EXPECT_EQ(held[static_cast<std::size_t>(r)], held[0]) << "rank " << r << " ended with another merge than rank 0";
+    Received received;
+    received.merged = held[static_cast<std::size_t>(r)];
+    unit.rank = r;
+    std::vector<float> aggregate(static_cast<std::size_t>(n), -1.0f);
+    EXPECT_FALSE(ranks[static_cast<std::size_t>(r)]->decode(unit, 0, received, scratch[static_cast<std::size_t>(r)], aggregate));
+    out.aggregates.push_back(aggregate);
+    StateDict state;
+    ranks[static_cast<std::size_t>(r)]->save_state(state, "");
+    out.residuals.push_back(state.floats("residual/0"));
+  }
+  return out;
+}
+
+class GtopkFixture : public testing::TestWithParam<std::string> {};
+
+TEST_P(GtopkFixture, EqualsTheSimulationBitForBit) {
+  const std::string group = GetParam();
+  const Simulated got = simulate(group);
+  const std::vector<float> aggregate = fixture().floats(group + "/aggregate");
+  const std::vector<float> residual = fixture().floats(group + "/residual");
+  const std::vector<std::int64_t> exchanges = fixture().ints(group + "/exchanges");
+  const std::size_t n = aggregate.size();
+  for (std::size_t r = 0; r < got.aggregates.size(); ++r) {
+    EXPECT_EQ(got.aggregates[r], aggregate) << group << ", rank " << r;
+    const std::vector<float> want(residual.begin() + static_cast<std::ptrdiff_t>(r * n),
+                                  residual.begin() + static_cast<std::ptrdiff_t>((r + 1) * n));
+    EXPECT_EQ(got.residuals[r], want) << group << ", rank " << r << "'s residual (error feedback)";
+    EXPECT_EQ(got.exchanges[r], exchanges[r]) << group << ", rank " << r;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, GtopkFixture,
+                         testing::Values("/w1", "/w2", "/w3", "/w4", "/w5", "/w6", "/w7", "/w8", "/w9", "/exact_w1",
+                                         "/exact_w2", "/exact_w3", "/exact_w4", "/exact_w5", "/exact_w6", "/exact_w7", "/exact_w8",
+                                         "/exact_w9"),
+                         [](const testing::TestParamInfo<std::string>& info) { return info.param.substr(1); });
+
+// log2 of the largest power of two at most W butterfly rounds, plus a fold and an unfold when W is
+// not a power of two.
+TEST(MergeSchedule, RoundsOfTheButterfly) {
+  EXPECT_TRUE(merge_rounds(1).empty());
+  EXPECT_EQ(merge_rounds(2).size(), 1u);
+  EXPECT_EQ(merge_rounds(8).size(), 3u);
+  const std::vector<MergeRound> six = merge_rounds(6);  // fold (0-4, 1-5), d = 1, 2, unfold
+  ASSERT_EQ(six.size(), 4u);
+  EXPECT_EQ(six[0].partners, (std::vector<int>{4, 5, -1, -1, 0, 1}));
+  EXPECT_EQ(six[1].partners, (std::vector<int>{1, 0, 3, 2, -1, -1}));
+  EXPECT_EQ(six[2].partners, (std::vector<int>{2, 3, 0, 1, -1, -1}));
+  EXPECT_TRUE(six[3].unfold);
+  EXPECT_FALSE(six[0].unfold);
+  EXPECT_THROW(merge_rounds(0), Error);
+}
+
+// A partner's payload of the wrong size, or repeating an index, is refused by name.
+TEST(GtopkMerge, RefusesAMalformedPayload) {
+  const auto topk = tree_topk(2);
+  const std::vector<std::int64_t> shape{10};
+  const UnitContext unit{.unit_id = 0, .name = "v", .shape = shape, .world_size = 2};
+  UnitScratch scratch;
+  const std::vector<float> input{0, 5, 0, -7, 0, 0, 0, 0, 0, 1};
+  const Message mine = topk->encode(unit, input, scratch);
+  EXPECT_THAT([&] { (void)topk->merge(unit, mine.bytes, std::span(mine.bytes).first(3)); },
+              testing::ThrowsMessage<Error>(testing::HasSubstr("partner's payload for unit 'v' holds 3 bytes")));
+  std::vector<std::byte> repeated = mine.bytes;
+  std::copy_n(repeated.begin(), 4, repeated.begin() + 4);  // the second int32 index := the first
+  EXPECT_THAT([&] { (void)topk->merge(unit, mine.bytes, repeated); },
+              testing::ThrowsMessage<Error>(testing::HasSubstr("repeats index")));
+}
+
+}  // namespace
+}  // namespace lowcomm
