@@ -227,7 +227,9 @@ class Demo final : public Strategy {
   // exchange in flight (collective, as every rank saves at the same step), and the following steps
   // apply them as they would have. The stored state is what it was before the exchange overlapped.
   void save_state(StateDict& state, std::string_view prefix) const override {
-    if (moved_for_step_) throw Error("demo: save_state between before_forward and step: the weights are moved by the lookahead");
+    if (moved_for_step_) {
+      throw Error("demo: save_state between before_forward and step: the weights are moved by the lookahead");
+    }
     if (sync_->in_flight()) {
       if (psyche()) {
         sync_->finish(next_.views());

@@ -70,6 +70,12 @@ void FlatAdam::load_state(const StateDict& state, const std::string& prefix) {
   }
 }
 
+void check_flat_adam(const FlatAdamOptions& options, std::string_view prefix) {
+  if (options.beta1 >= 1.0 || options.beta2 >= 1.0) {
+    throw ConfigError(fmt::format("{}.beta1 = {} and beta2 = {} must be below 1", prefix, options.beta1, options.beta2));
+  }
+}
+
 void refuse_compressor_and_absent_peers(const StrategySetup& setup, std::string_view strategy) {
   if (setup.config.has("compressor.name") && setup.config.get_string("compressor.name") != "none") {
     throw ConfigError(fmt::format("strategy {} compresses its exchange itself (one sign bit per entry): set "

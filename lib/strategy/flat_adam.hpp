@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lowcomm/config/options_schema.hpp"
 #include "lowcomm/core/state_dict.hpp"
 #include "lowcomm/strategy/registry.hpp"
 
@@ -22,6 +23,20 @@ struct FlatAdamOptions {
   double eps = 1e-8;
   double weight_decay = 0.0;
 };
+
+// The four keys a 1-bit optimizer's options declare for its Adam, on an options struct with
+// members beta1, beta2, eps and weight_decay (config/options_schema.hpp).
+template <class Options>
+OptionsSchema<Options>& flat_adam_fields(OptionsSchema<Options>& schema) {
+  return schema.field("beta1", &Options::beta1, "momentum decay, in [0, 1)", {.min = 0.0, .max = 1.0})
+      .field("beta2", &Options::beta2, "variance decay, in [0, 1)", {.min = 0.0, .max = 1.0})
+      .field("eps", &Options::eps, "added to the square root of the variance", {.min = 0.0})
+      .field("weight_decay", &Options::weight_decay, "lambda: the update is m / (sqrt(v) + eps) + lambda * x",
+             {.min = 0.0});
+}
+
+// Throws ConfigError naming `prefix` when a decay is not below 1.
+void check_flat_adam(const FlatAdamOptions& options, std::string_view prefix);
 
 class FlatAdam {
  public:

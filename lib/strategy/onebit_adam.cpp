@@ -49,25 +49,19 @@ struct OnebitAdamOptions {
 
 // strategy.onebit_adam.*, declared once (config/options_schema.hpp); the defaults are DeepSpeed's.
 const OptionsSchema<OnebitAdamOptions>& onebit_adam_schema() {
-  static const auto schema =
-      OptionsSchema<OnebitAdamOptions>()
-          .field("freeze_step", &OnebitAdamOptions::freeze_step,
-                 "exact Adam steps (dense all-reduce) before the variance freezes and the momentum travels as signs",
-                 {.min = 0.0})
-          .field("beta1", &OnebitAdamOptions::beta1, "momentum decay, in [0, 1)", {.min = 0.0, .max = 1.0})
-          .field("beta2", &OnebitAdamOptions::beta2, "variance decay, in [0, 1)", {.min = 0.0, .max = 1.0})
-          .field("eps", &OnebitAdamOptions::eps, "added to the square root of the variance", {.min = 0.0})
-          .field("weight_decay", &OnebitAdamOptions::weight_decay,
-                 "lambda: the update is m / (sqrt(v) + eps) + lambda * x", {.min = 0.0});
+  static const auto schema = [] {
+    OptionsSchema<OnebitAdamOptions> s;
+    s.field("freeze_step", &OnebitAdamOptions::freeze_step,
+            "exact Adam steps (dense all-reduce) before the variance freezes and the momentum travels as signs",
+            {.min = 0.0});
+    return flat_adam_fields(s);
+  }();
   return schema;
 }
 
 OnebitAdamOptions onebit_adam_options(const Config& config) {
   OnebitAdamOptions options = onebit_adam_schema().read(ComponentParameters(config, "strategy.onebit_adam"));
-  if (options.beta1 >= 1.0 || options.beta2 >= 1.0) {
-    throw ConfigError(fmt::format("strategy.onebit_adam.beta1 = {} and beta2 = {} must be below 1", options.beta1,
-                                  options.beta2));
-  }
+  check_flat_adam(options.adam(), "strategy.onebit_adam");
   return options;
 }
 

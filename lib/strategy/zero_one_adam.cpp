@@ -58,30 +58,24 @@ struct ZeroOneAdamOptions {
 
 // strategy.zero_one_adam.*, declared once (config/options_schema.hpp); the defaults are DeepSpeed's.
 const OptionsSchema<ZeroOneAdamOptions>& zero_one_adam_schema() {
-  static const auto schema =
-      OptionsSchema<ZeroOneAdamOptions>()
-          .field("var_freeze_step", &ZeroOneAdamOptions::var_freeze_step,
-                 "the last step whose variance may change; after it, local steps", {.min = 0.0})
-          .field("var_update_scaler", &ZeroOneAdamOptions::var_update_scaler,
-                 "variance refreshes between doublings of their interval", {.min = 1.0})
-          .field("local_step_scaler", &ZeroOneAdamOptions::local_step_scaler,
-                 "steps between doublings of the interval of synchronisations after the freeze", {.min = 1.0})
-          .field("local_step_clipper", &ZeroOneAdamOptions::local_step_clipper,
-                 "the longest interval between synchronisations after the freeze", {.min = 1.0})
-          .field("beta1", &ZeroOneAdamOptions::beta1, "momentum decay, in [0, 1)", {.min = 0.0, .max = 1.0})
-          .field("beta2", &ZeroOneAdamOptions::beta2, "variance decay, in [0, 1)", {.min = 0.0, .max = 1.0})
-          .field("eps", &ZeroOneAdamOptions::eps, "added to the square root of the variance", {.min = 0.0})
-          .field("weight_decay", &ZeroOneAdamOptions::weight_decay,
-                 "lambda: the update is m / (sqrt(v) + eps) + lambda * x", {.min = 0.0});
+  static const auto schema = [] {
+    OptionsSchema<ZeroOneAdamOptions> s;
+    s.field("var_freeze_step", &ZeroOneAdamOptions::var_freeze_step,
+            "the last step whose variance may change; after it, local steps", {.min = 0.0})
+        .field("var_update_scaler", &ZeroOneAdamOptions::var_update_scaler,
+               "variance refreshes between doublings of their interval", {.min = 1.0})
+        .field("local_step_scaler", &ZeroOneAdamOptions::local_step_scaler,
+               "steps between doublings of the interval of synchronisations after the freeze", {.min = 1.0})
+        .field("local_step_clipper", &ZeroOneAdamOptions::local_step_clipper,
+               "the longest interval between synchronisations after the freeze", {.min = 1.0});
+    return flat_adam_fields(s);
+  }();
   return schema;
 }
 
 ZeroOneAdamOptions zero_one_adam_options(const Config& config) {
   ZeroOneAdamOptions options = zero_one_adam_schema().read(ComponentParameters(config, "strategy.zero_one_adam"));
-  if (options.beta1 >= 1.0 || options.beta2 >= 1.0) {
-    throw ConfigError(fmt::format("strategy.zero_one_adam.beta1 = {} and beta2 = {} must be below 1", options.beta1,
-                                  options.beta2));
-  }
+  check_flat_adam(options.adam(), "strategy.zero_one_adam");
   return options;
 }
 

@@ -88,7 +88,8 @@ TEST(GtopkMpi, RefusesAbsentPeersAndNonFp32Values) {
                               participation_from_config(dropout, comm.size(), 1)); },
               testing::ThrowsMessage<ConfigError>(testing::HasSubstr("no rule for absent peers")));
   const Config bf16 = Config::defaults(
-      schema, std::vector<std::string>{"compressor.name=topk", "compressor.topk.exchange=tree", "compressor.topk.value_type=bf16"});
+      schema, std::vector<std::string>{"compressor.name=topk", "compressor.topk.exchange=tree",
+                                       "compressor.topk.value_type=bf16"});
   EXPECT_THAT([&] { (void)CompressorRegistry::global().create(bf16); },
               testing::ThrowsMessage<ConfigError>(testing::HasSubstr("needs value_type = \"fp32\"")));
 }

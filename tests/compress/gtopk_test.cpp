@@ -68,8 +68,8 @@ Simulated simulate(const std::string& group) {
         continue;
       }
       unit.rank = r;
-      held[static_cast<std::size_t>(r)] =
-          ranks[static_cast<std::size_t>(r)]->merge(unit, before[static_cast<std::size_t>(r)], before[static_cast<std::size_t>(p)]);
+      const auto mine = static_cast<std::size_t>(r), theirs = static_cast<std::size_t>(p);
+      held[mine] = ranks[mine]->merge(unit, before[mine], before[theirs]);
     }
   }
   for (int r = 0; r < w; ++r) {
@@ -106,9 +106,9 @@ TEST_P(GtopkFixture, EqualsTheSimulationBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Worlds, GtopkFixture,
-                         testing::Values("/w1", "/w2", "/w3", "/w4", "/w5", "/w6", "/w7", "/w8", "/w9", "/exact_w1",
-                                         "/exact_w2", "/exact_w3", "/exact_w4", "/exact_w5", "/exact_w6", "/exact_w7", "/exact_w8",
-                                         "/exact_w9"),
+                         testing::Values("/w1", "/w2", "/w3", "/w4", "/w5", "/w6", "/w7", "/w8", "/w9",
+                                         "/exact_w1", "/exact_w2", "/exact_w3", "/exact_w4", "/exact_w5",
+                                         "/exact_w6", "/exact_w7", "/exact_w8", "/exact_w9"),
                          [](const testing::TestParamInfo<std::string>& info) { return info.param.substr(1); });
 
 // log2 of the largest power of two at most W butterfly rounds, plus a fold and an unfold when W is

@@ -69,23 +69,11 @@ struct OnebitCase : RankTrajectory {
   // This rank's row of step s in a flat [steps, W, size] dataset.
   std::vector<double> flat_row(const std::string& dataset, std::size_t s, std::size_t size) const {
     const std::vector<double> all = file.doubles(group + "/" + dataset);
-    const auto begin = all.begin() + static_cast<std::ptrdiff_t>((s * static_cast<std::size_t>(w) + static_cast<std::size_t>(rank)) * size);
+    const std::size_t at = (s * static_cast<std::size_t>(w) + static_cast<std::size_t>(rank)) * size;
+    const auto begin = all.begin() + static_cast<std::ptrdiff_t>(at);
     return {begin, begin + static_cast<std::ptrdiff_t>(size)};
   }
 };
-
-// Float32 against float64: within 2e-5 of each value plus 2e-5 absolute (a flipped sign moves a
-// momentum entry by twice a scale, far beyond that); at most three failures reported.
-void expect_near(std::span<const float> got, const std::vector<double>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  std::size_t mismatches = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    if (std::abs(got[i] - want[i]) > 2e-5 * (1.0 + std::abs(want[i])) && mismatches++ < 3) {
-      ADD_FAILURE() << what << " [" << i << "]: " << got[i] << " != " << want[i];
-    }
-  }
-  EXPECT_EQ(mismatches, 0u) << what;
-}
 
 TEST(OnebitAdamFixture, FollowsTheTranscriptionAtEveryStep) {
   const OnebitCase fixture;
@@ -99,16 +87,17 @@ TEST(OnebitAdamFixture, FollowsTheTranscriptionAtEveryStep) {
     const std::string where = fmt::format("step {}, rank {}", s, fixture.rank);
     std::vector<float> flat;
     for (const std::vector<float>& p : params) flat.insert(flat.end(), p.begin(), p.end());
-    expect_near(flat, fixture.joined("param", s), "parameters, " + where);
+    expect_near_fixture(flat, fixture.joined("param", s), "parameters, " + where);
     StateDict state;
     adam->save_state(state, "");
-    expect_near(state.floats("exp_avg"), fixture.joined("exp_avg", s), "momentum, " + where);
-    expect_near(state.floats("exp_avg_sq"), fixture.joined("exp_avg_sq", s), "variance, " + where);
+    expect_near_fixture(state.floats("exp_avg"), fixture.joined("exp_avg", s), "momentum, " + where);
+    expect_near_fixture(state.floats("exp_avg_sq"), fixture.joined("exp_avg_sq", s), "variance, " + where);
     const bool compressing = fixture.w > 1 && s >= fixture.freeze_step();
     ASSERT_EQ(state.integer("has_errors"), compressing ? 1 : 0) << where;
     if (compressing) {
-      expect_near(state.floats("worker_error"), fixture.flat_row("worker_error", s, n_padded), "worker error, " + where);
-      expect_near(state.floats("server_error"), fixture.flat_row("server_error", s, n_padded / fixture.w),
+      expect_near_fixture(state.floats("worker_error"), fixture.flat_row("worker_error", s, n_padded),
+                          "worker error, " + where);
+      expect_near_fixture(state.floats("server_error"), fixture.flat_row("server_error", s, n_padded / fixture.w),
                   "server error, " + where);
     }
   }

@@ -76,19 +76,6 @@ struct PsycheCase : RankTrajectory {
   }
 };
 
-// Float32 against float64: within 2e-5 of each value (plus 2e-5 absolute); a flipped sign or a
-// different top-k choice moves a weight by 2·lr, far beyond that. At most three failures reported.
-void expect_near(std::span<const float> got, const std::vector<double>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  std::size_t mismatches = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    if (std::abs(got[i] - want[i]) > 2e-5 * (1.0 + std::abs(want[i])) && mismatches++ < 3) {
-      ADD_FAILURE() << what << " [" << i << "]: " << got[i] << " != " << want[i];
-    }
-  }
-  EXPECT_EQ(mismatches, 0u) << what;
-}
-
 TEST(PsycheFixture, FollowsTheTranscriptionAtEveryStep) {
   const PsycheCase fixture;
   ASSERT_EQ(fixture.file.attr_int(fixture.group, "world_size"), fixture.w);
@@ -104,12 +91,13 @@ TEST(PsycheFixture, FollowsTheTranscriptionAtEveryStep) {
     for (std::size_t t = 0; t < kTensors.size(); ++t) {
       const std::string where = fmt::format("step {}, rank {}, tensor '{}'", s, fixture.rank, kTensors[t].name);
       const auto n = static_cast<std::size_t>(kTensors[t].numel());
-      expect_near(at_forward[t], fixture.row("forward_param", t, s), "weights at the forward pass, " + where);
+      expect_near_fixture(at_forward[t], fixture.row("forward_param", t, s), "weights at the forward pass, " + where);
       const std::vector<double> all = fixture.file.doubles(fixture.group + "/param/" + kTensors[t].name);
-      expect_near(params[t], {all.begin() + static_cast<std::ptrdiff_t>(s * n), all.begin() + static_cast<std::ptrdiff_t>((s + 1) * n)},
-                  "weights after the step, " + where);
-      expect_near(std::span(lookahead).subspan(offset, n), fixture.row("delta", t, s), "momentum (lookahead), " + where);
-      expect_near(state.floats(fmt::format("momentum/residual/{}", t)), fixture.row("residual", t, s),
+      const auto after = all.begin() + static_cast<std::ptrdiff_t>(s * n);
+      expect_near_fixture(params[t], {after, after + static_cast<std::ptrdiff_t>(n)}, "weights after the step, " + where);
+      expect_near_fixture(std::span(lookahead).subspan(offset, n), fixture.row("delta", t, s),
+                          "momentum (lookahead), " + where);
+      expect_near_fixture(state.floats(fmt::format("momentum/residual/{}", t)), fixture.row("residual", t, s),
                   "momentum less its transmitted part, " + where);
       offset += n;
     }

@@ -3,8 +3,11 @@
 // them: in one HDF5 group, init/<tensor> (the starting parameters, the same on every rank) and
 // [steps, W, n] datasets (each rank's gradient, parameters, ... at each step). This reads this
 // MPI rank's share and steps a strategy through the recorded gradients.
+#include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cmath>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -60,5 +63,20 @@ struct RankTrajectory {
     return strategy.step(s, lr, p, g);
   }
 };
+
+// A float32 run against a float64 fixture: within `tolerance` of each value (relative, plus the
+// same absolute); a flipped sign or another top-k choice in the methods tested moves a value far
+// beyond that. At most three failures are reported, under `what`.
+inline void expect_near_fixture(std::span<const float> got, const std::vector<double>& want, const std::string& what,
+                                double tolerance = 2e-5) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  std::size_t mismatches = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (std::abs(got[i] - want[i]) > tolerance * (1.0 + std::abs(want[i])) && mismatches++ < 3) {
+      ADD_FAILURE() << what << " [" << i << "]: " << got[i] << " != " << want[i];
+    }
+  }
+  EXPECT_EQ(mismatches, 0u) << what;
+}
 
 }  // namespace lowcomm::test

@@ -72,18 +72,6 @@ struct ZeroOneCase : RankTrajectory {
   }
 };
 
-// Float32 against float64: within 2e-5 of each value plus 2e-5 absolute; at most three failures reported.
-void expect_near(std::span<const float> got, const std::vector<double>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  std::size_t mismatches = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    if (std::abs(got[i] - want[i]) > 2e-5 * (1.0 + std::abs(want[i])) && mismatches++ < 3) {
-      ADD_FAILURE() << what << " [" << i << "]: " << got[i] << " != " << want[i];
-    }
-  }
-  EXPECT_EQ(mismatches, 0u) << what;
-}
-
 TEST(ZeroOneAdamFixture, FollowsTheTranscriptionAtEveryStep) {
   const ZeroOneCase fixture;
   ASSERT_EQ(fixture.file.attr_int(fixture.group, "world_size"), fixture.w);
@@ -96,16 +84,16 @@ TEST(ZeroOneAdamFixture, FollowsTheTranscriptionAtEveryStep) {
     const std::string where = fmt::format("step {}, rank {}", s, fixture.rank);
     std::vector<float> flat;
     for (const std::vector<float>& p : params) flat.insert(flat.end(), p.begin(), p.end());
-    expect_near(flat, fixture.joined("param", s), "parameters, " + where);
+    expect_near_fixture(flat, fixture.joined("param", s), "parameters, " + where);
     StateDict state;
     adam->save_state(state, "");
-    expect_near(state.floats("exp_avg"), fixture.joined("exp_avg", s), "momentum, " + where);
-    expect_near(state.floats("exp_avg_sq"), fixture.joined("exp_avg_sq", s), "variance, " + where);
-    expect_near(state.floats("momentum_accumulator"), fixture.joined("momentum_accumulator", s),
+    expect_near_fixture(state.floats("exp_avg"), fixture.joined("exp_avg", s), "momentum, " + where);
+    expect_near_fixture(state.floats("exp_avg_sq"), fixture.joined("exp_avg_sq", s), "variance, " + where);
+    expect_near_fixture(state.floats("momentum_accumulator"), fixture.joined("momentum_accumulator", s),
                 "accumulated update, " + where);
     if (state.integer("has_errors") != 0) {
-      expect_near(state.floats("worker_error"), fixture.flat_row("worker_error", s, n_padded), "worker error, " + where);
-      expect_near(state.floats("server_error"), fixture.flat_row("server_error", s, n_padded / fixture.w),
+      expect_near_fixture(state.floats("worker_error"), fixture.flat_row("worker_error", s, n_padded), "worker error, " + where);
+      expect_near_fixture(state.floats("server_error"), fixture.flat_row("server_error", s, n_padded / fixture.w),
                   "server error, " + where);
     }
   }
