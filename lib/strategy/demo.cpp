@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,11 @@ class Demo final : public Strategy {
   void before_forward(std::uint64_t step, double lr, std::span<const std::span<float>> params) override {
     if (!psyche()) return;
     check_learning_rate(step, lr);
+    if (moved_for_step_) {
+      throw Error(fmt::format("demo: before_forward({}) while the weights are still moved for step {}: call step() "
+                              "or cancel_step() first",
+                              step, *moved_for_step_));
+    }
     if (has_pending_) {
       apply_sign(params, aggregate_, static_cast<float>(lr));
       has_pending_ = false;
@@ -195,6 +201,7 @@ class Demo final : public Strategy {
     const bool stale = options_.pipeline == "stale";
     StrategyStepReport report;
     report.synchronized = true;
+    report.sync += std::exchange(unreported_, SyncReport{});  // an exchange save_state finished
     if (stale && sync_->in_flight()) {  // the previous step's exchange ran during this step's compute
       report.sync += sync_->finish(aggregate_.views());
       has_pending_ = true;
@@ -209,7 +216,7 @@ class Demo final : public Strategy {
       report.sync += sync_->start(step, scaled_.const_views());  // waited for by the next step
       return report;
     }
-    report.sync = sync_->run(step, scaled_.const_views(), aggregate_.views());
+    report.sync += sync_->run(step, scaled_.const_views(), aggregate_.views());
     MeasuredSpan sign_update("compute", "update");
     apply_sign(params, aggregate_, eta);
     report.update_s += sign_update.stop();
@@ -230,12 +237,12 @@ class Demo final : public Strategy {
     if (moved_for_step_) {
       throw Error("demo: save_state between before_forward and step: the weights are moved by the lookahead");
     }
-    if (sync_->in_flight()) {
+    if (sync_->in_flight()) {  // its share of the traffic goes into the next step's report
       if (psyche()) {
-        sync_->finish(next_.views());
+        unreported_ += sync_->finish(next_.views());
         has_next_ = true;
       } else {
-        sync_->finish(aggregate_.views());
+        unreported_ += sync_->finish(aggregate_.views());
         has_pending_ = true;
       }
     }
@@ -254,6 +261,7 @@ class Demo final : public Strategy {
   }
   void load_state(const StateDict& state, std::string_view prefix) override {
     if (sync_->in_flight()) throw Error("demo: load_state while an exchange is in flight");
+    if (moved_for_step_) throw Error("demo: load_state between before_forward and step: the weights are moved");
     const std::string p(prefix);
     sync_->compressor().load_state(state, p + "momentum/");
     has_pending_ = state.integer(p + "has_pending") != 0;
@@ -265,12 +273,16 @@ class Demo final : public Strategy {
     if (has_lookahead_) {
       lookahead_.load(state, p + "lookahead");
       const std::vector<float>& eta = state.floats(p + "lookahead_lr");
-      if (eta.size() != 1 || !(eta[0] >= 0) || !std::isfinite(eta[0])) {
+      if (eta.size() != 1) {
         throw Error(fmt::format("demo: state '{}lookahead_lr' holds {} values; expected one learning rate", p, eta.size()));
+      }
+      if (!(eta[0] >= 0) || !std::isfinite(eta[0])) {
+        throw Error(fmt::format("demo: state '{}lookahead_lr' is {}; expected a learning rate (finite, at least 0)", p,
+                                eta[0]));
       }
       previous_eta_ = eta[0];
     }
-    moved_for_step_.reset();
+    unreported_ = SyncReport{};
   }
 
  private:
@@ -288,15 +300,17 @@ class Demo final : public Strategy {
       throw Error(fmt::format("demo: strategy.demo.pipeline = psyche computes the gradient at weights moved by a "
                               "lookahead: call before_forward({}) before the forward pass of step {}", step, step));
     }
+    if (params.size() != moved_.size() || !std::ranges::equal(params, moved_, [](auto a, auto b) {
+          return a.data() == b.data() && a.size() == b.size();
+        })) {
+      throw Error(fmt::format("demo: step({}) on other parameters than before_forward({}) moved", step, step));
+    }
     const auto eta = static_cast<float>(lr);
     StrategyStepReport report;
     report.synchronized = true;
-    MeasuredSpan update("compute", "update");
-    restore_forward_start();
-    decay_weights(params, lr);
-    scale_gradients(grads, eta);
-    report.update_s = update.stop();
-    // G_{s−1} arrives: before_forward(s + 1) applies it. before_forward(s) took G_{s−2}.
+    report.sync += std::exchange(unreported_, SyncReport{});  // an exchange save_state finished
+    // G_{s−1} arrives (before scaled_ is rewritten, which its exchange may still read):
+    // before_forward(s + 1) applies it. before_forward(s) took G_{s−2}.
     if (has_pending_) throw Error("demo: an aggregate of the psyche pipeline was never applied (internal error)");
     if (sync_->in_flight()) {
       report.sync += sync_->finish(aggregate_.views());
@@ -306,6 +320,11 @@ class Demo final : public Strategy {
       has_next_ = false;
       has_pending_ = true;
     }
+    MeasuredSpan update("compute", "update");
+    restore_forward_start();
+    decay_weights(params, lr);
+    scale_gradients(grads, eta);
+    report.update_s = update.stop();
     report.sync += sync_->start(step, scaled_.const_views());  // waited for by the next step
     MeasuredSpan lookahead("compute", "update");
     remember_momentum();
@@ -364,7 +383,7 @@ class Demo final : public Strategy {
   DemoOptions options_;
   kernels::Backend backend_;
   std::unique_ptr<CompressedAllReduce> sync_;
-  TensorBuffers scaled_;  // η·g of this step; with a pipeline, read by its exchange until the next step
+  TensorBuffers scaled_;  // η·g of this step; with a pipeline, its exchange's input until the next step finishes it
   // G of this step; with a pipeline, G of an earlier step, held until it is applied. Mutable:
   // saving a pipeline finishes the exchange in flight (see save_state).
   mutable TensorBuffers aggregate_;
@@ -380,6 +399,9 @@ class Demo final : public Strategy {
   TensorBuffers forward_start_;
   std::vector<std::span<float>> moved_;
   std::optional<std::uint64_t> moved_for_step_;
+  // The traffic of an exchange save_state finished, reported with the next step. Mutable, as
+  // save_state is const.
+  mutable SyncReport unreported_;
 };
 
 }  // namespace

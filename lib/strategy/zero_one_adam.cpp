@@ -180,8 +180,9 @@ class ZeroOneAdam final : public Strategy {
     s.local_step_counter = state.integer(p + "local_step_counter");
     s.frozen = state.integer(p + "frozen") != 0;
     s.lr_sum = std::bit_cast<double>(state.integer(p + "lr_sum_bits"));
-    if (s.var_interval < 1 || s.local_step_interval < 1 || s.var_counter < 0 || s.local_step_counter < 0 ||
-        !(s.lr_sum >= 0) || !std::isfinite(s.lr_sum)) {
+    if (s.var_interval < 1 || s.local_step_interval < 1 || s.local_step_interval > options_.local_step_clipper ||
+        s.var_counter < 0 || s.var_counter >= options_.var_update_scaler || s.local_step_counter < 0 ||
+        s.local_step_counter >= options_.local_step_scaler || !(s.lr_sum >= 0) || !std::isfinite(s.lr_sum)) {
       throw Error(fmt::format("zero_one_adam: the schedule in state '{}' is damaged (intervals {} and {}, counters "
                               "{} and {}, learning-rate sum {})",
                               p, s.var_interval, s.local_step_interval, s.var_counter, s.local_step_counter, s.lr_sum));
@@ -222,11 +223,11 @@ class ZeroOneAdam final : public Strategy {
   void advance_schedule(std::int64_t t) {
     Schedule& s = schedule_;
     if (!s.frozen) {
-      if (t % s.var_interval == 0 && ++s.var_counter == options_.var_update_scaler) {
+      if (t % s.var_interval == 0 && ++s.var_counter >= options_.var_update_scaler) {
         s.var_counter = 0;
         s.var_interval *= 2;
       }
-    } else if (++s.local_step_counter == options_.local_step_scaler) {
+    } else if (++s.local_step_counter >= options_.local_step_scaler) {
       s.local_step_counter = 0;
       s.local_step_interval = std::min(options_.local_step_clipper, s.local_step_interval * 2);
     }

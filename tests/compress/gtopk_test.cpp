@@ -9,6 +9,9 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+#include <limits>
+
 #include "fixtures/fixtures.hpp"
 #include "lowcomm/compress/error_feedback.hpp"
 #include "lowcomm/compress/merge_schedule.hpp"
@@ -141,6 +144,11 @@ TEST(GtopkMerge, RefusesAMalformedPayload) {
   std::copy_n(repeated.begin(), 4, repeated.begin() + 4);  // the second int32 index := the first
   EXPECT_THAT([&] { (void)topk->merge(unit, mine.bytes, repeated); },
               testing::ThrowsMessage<Error>(testing::HasSubstr("repeats index")));
+  std::vector<std::byte> not_a_number = mine.bytes;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(not_a_number.data() + 8, &nan, sizeof nan);  // the first fp32 value, after two int32 indices
+  EXPECT_THAT([&] { (void)topk->merge(unit, mine.bytes, not_a_number); },
+              testing::ThrowsMessage<Error>(testing::HasSubstr("holds nan")));
 }
 
 }  // namespace

@@ -153,6 +153,8 @@ TEST(PsycheFixture, CancelUndoesTheLookaheadAndAStepNeedsBeforeForward) {
   demo->cancel_step();
   std::vector<std::vector<float>> after_cancel = params;
   demo->before_forward(3, fixture.lr()[3], p);  // nothing left to apply: only the lookahead
+  EXPECT_THAT([&] { demo->before_forward(3, fixture.lr()[3], p); },  // moving twice would keep the lookahead
+              testing::ThrowsMessage<Error>(testing::HasSubstr("still moved for step 3")));
   demo->cancel_step();
   EXPECT_EQ(params, after_cancel);
   EXPECT_THAT([&] { demo->step(3, fixture.lr()[3], p, g); },

@@ -59,12 +59,12 @@ const std::vector<std::string> kDefaultMethods = {
     "compressor.topk.ratio=0.1 compressor.topk.value_type=codebook",
     // signSGD with majority vote: one sign bit per entry (Signum's momentum does not change the bytes).
     "majority-vote: strategy.name=data_parallel compressor.name=majority_vote",
-    // Psyche's DisTrO at the Consilience run's settings: top-k 4 of each 64 x 64 block, 1-bit values
-    // (its pipeline moves the exchange behind the next step's compute; the bytes are the wire's).
     // 1-bit Adam past its freeze_step: one sign bit per entry, in two phases.
     "onebit-adam: strategy.name=onebit_adam",
     // 0/1 Adam long after its freeze: one 1-bit exchange every local_step_clipper (16) steps.
     "zero-one-adam: strategy.name=zero_one_adam",
+    // Psyche's DisTrO at the Consilience run's settings: top-k 4 of each 64 x 64 block, 1-bit values
+    // (its pipeline moves the exchange behind the next step's compute; the bytes are the wire's).
     "psyche-distro: strategy.name=demo strategy.demo.compression_topk=4 strategy.demo.compression_chunk=64 "
     "strategy.demo.compression_decay=0.995 strategy.demo.wire=compact_1bit strategy.demo.pipeline=psyche",
 };

@@ -63,7 +63,8 @@ class Strategy {
   }
   // The step whose gradients were handed to gradients_ready (or whose parameters before_forward
   // moved) will not be taken (a NaN or Inf was found): drop whatever it started, leaving the state
-  // as before it. Collective. Default: nothing.
+  // as before it; what before_forward applied from earlier steps may stay applied (DeMo's psyche
+  // pipeline keeps G_{s−2}, as a later step would not apply it again). Collective. Default: nothing.
   virtual void cancel_step() {}
 
   // Keys begin with `prefix` (e.g. "strategy/"); load_state replaces all state and throws

@@ -156,6 +156,10 @@ class TopK final : public CompressorWith<Selection> {
     std::ranges::sort(order, [&](std::size_t x, std::size_t y) { return e.indices[x] < e.indices[y]; });
     Entries sorted;
     for (const std::size_t at : order) {
+      if (!std::isfinite(e.values[at])) {  // a sum with it means nothing, and |NaN| would break the selection
+        throw Error(fmt::format("topk (tree): {} for unit '{}' holds {} at index {}", whose, unit.name, e.values[at],
+                                e.indices[at]));
+      }
       if (!sorted.indices.empty() && sorted.indices.back() == e.indices[at]) {
         throw Error(fmt::format("topk (tree): {} for unit '{}' repeats index {}", whose, unit.name, e.indices[at]));
       }
