@@ -5,8 +5,9 @@
 //              bytes overwritten, payloads cut short or lengthened; so the fuzzer works near
 //              well-formed payloads, where the decoders' checks are;
 //   odd mode   raw bytes, cut into W payloads (or read as the sums of a summed round).
-// A multi-round compressor (PowerSGD) gets every round so made. Whatever arrives, decode writes
-// the aggregate or throws lowcomm::Error; nothing else.
+// A multi-round compressor (PowerSGD) gets every round so made; a merging one (gTop-k) merges the
+// payloads so made one after another and decodes the result. Whatever arrives, merge and decode
+// write their result or throw lowcomm::Error; nothing else.
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,7 @@ const std::vector<Case>& cases() {
       {"sparseloco", {"compressor.sparseloco.topk=4", "compressor.sparseloco.chunk=8", "compressor.sparseloco.bins=5",
                       "compressor.sparseloco.packed_codes=false"}},
       {"majority_vote", {"compressor.majority_vote.momentum=0.9"}},
+      {"topk", {"compressor.topk.ratio=0.2", "compressor.topk.exchange=tree"}},  // gTop-k: merge, then decode
   };
   return all;
 }
@@ -143,7 +145,12 @@ void run(FuzzInput& in) {
         }
       }
       if (!raw) edit(in, payloads);
-      for (const auto& p : payloads) received.gathered.emplace_back(p);
+      if (messages[0]->exchange == Exchange::Merge) {
+        for (std::size_t w = 1; w < payloads.size(); ++w) payloads[0] = ranks[0]->merge(unit, payloads[0], payloads[w]);
+        received.merged = payloads[0];
+      } else {
+        for (const auto& p : payloads) received.gathered.emplace_back(p);
+      }
     }
     messages[0] = ranks[0]->decode(unit, round, received, scratch[0], aggregate);
   }
