@@ -34,10 +34,10 @@ class CollectiveTransport {
   virtual void all_gather_v(const void* mine, std::span<const std::size_t> counts, std::size_t element_bytes,
                             void* all);
   virtual void broadcast(void* data, std::size_t count, std::size_t element_bytes, int root);
-  // `count` elements to `partner` and as many from it into `receive`, at once (both ranks of the
-  // pair call it with each other); partner < 0: nothing moves on this rank.
-  virtual void exchange_with(int partner, const void* send, void* receive, std::size_t count,
-                             std::size_t element_bytes) = 0;
+  // `count` elements to rank `to` and as many from rank `from` into `receive`, at once (the ranks
+  // at the other ends call it naming this one); a negative rank: nothing moves that way.
+  virtual void send_receive(int to, const void* send, int from, void* receive, std::size_t count,
+                            std::size_t element_bytes) = 0;
   // Block j (block_count elements) of `send` to rank j, rank j's block for this rank into block j
   // of `receive`.
   virtual void all_to_all(const void* send, std::size_t block_count, std::size_t element_bytes, void* receive) = 0;

@@ -342,8 +342,7 @@ void Communicator::broadcast_elements(void* data, std::size_t count, std::size_t
   end_call(CollectiveKind::Broadcast, count * element_bytes, cost, start);
 }
 
-void Communicator::exchange_pairs_elements(std::span<const int> partners, const void* mine, void* theirs,
-                                           std::size_t count, std::size_t element_bytes) {
+void Communicator::check_matching(std::span<const int> partners) const {
   if (partners.size() != static_cast<std::size_t>(size_)) {
     throw CommError(fmt::format("exchange_pairs: partners holds {} entries for {} ranks", partners.size(), size_));
   }
@@ -355,12 +354,36 @@ void Communicator::exchange_pairs_elements(std::span<const int> partners, const 
                                   r, p));
     }
   }
-  // Matchings change from round to round: not cached (one round, linear in the ranks).
+}
+
+void Communicator::send_pairs_elements(std::span<const int> sends_to, const void* mine, void* theirs,
+                                       std::size_t count, std::size_t element_bytes) {
+  if (sends_to.size() != static_cast<std::size_t>(size_)) {
+    throw CommError(fmt::format("send_pairs: sends_to holds {} entries for {} ranks", sends_to.size(), size_));
+  }
+  std::vector<int> sender_of(static_cast<std::size_t>(size_), -1);
+  for (int r = 0; r < size_; ++r) {
+    const int to = sends_to[static_cast<std::size_t>(r)];
+    if (to < -1 || to >= size_ || to == r) {
+      throw CommError(fmt::format("send_pairs: rank {} sends to {} (a rank of the {} other than itself, or -1)", r,
+                                  to, size_));
+    }
+    if (to < 0) continue;
+    int& sender = sender_of[static_cast<std::size_t>(to)];
+    if (sender >= 0) {
+      throw CommError(fmt::format("send_pairs: ranks {} and {} both send to rank {} (one message per rank and call)",
+                                  sender, r, to));
+    }
+    sender = r;
+  }
+  const int receives_from = sender_of[static_cast<std::size_t>(rank_)];
+  const int sends = sends_to[static_cast<std::size_t>(rank_)];
+  // Pairings change from round to round: not cached (one round, linear in the ranks).
   const std::vector<std::uint64_t> bytes(static_cast<std::size_t>(size_), count * element_bytes);
-  const RankCost cost = rank_cost(options_.network.pair_exchange(partners, bytes));
+  const RankCost cost = rank_cost(options_.network.pair_exchange(sends_to, bytes));
   const CallStart start = begin_call();
-  transport_->exchange_with(partners[static_cast<std::size_t>(rank_)], mine, theirs, count, element_bytes);
-  end_call(CollectiveKind::PairExchange, count * element_bytes, cost, start);
+  transport_->send_receive(sends, mine, receives_from, theirs, count, element_bytes);
+  end_call(CollectiveKind::PairExchange, sends >= 0 ? count * element_bytes : 0, cost, start);
 }
 
 void Communicator::all_to_all_elements(const void* mine, std::size_t count, void* theirs, std::size_t their_count,

@@ -128,13 +128,14 @@ class MpiTransport final : public CollectiveTransport {
     check_mpi(MPI_Bcast(data, n, element_type(element_bytes), root, comm_), "MPI_Bcast");
   }
 
-  void exchange_with(int partner, const void* send, void* receive, std::size_t count,
-                     std::size_t element_bytes) override {
-    if (partner < 0) return;
-    const int n = mpi_count(count, "exchange_pairs");
+  void send_receive(int to, const void* send, int from, void* receive, std::size_t count,
+                    std::size_t element_bytes) override {
+    if (to < 0 && from < 0) return;
+    const int n = mpi_count(count, "send_pairs");
     const MPI_Datatype type = element_type(element_bytes);
     constexpr int kTag = 7;  // this communicator's only point-to-point messages
-    check_mpi(MPI_Sendrecv(send, n, type, partner, kTag, receive, n, type, partner, kTag, comm_, MPI_STATUS_IGNORE),
+    check_mpi(MPI_Sendrecv(send, to < 0 ? 0 : n, type, to < 0 ? MPI_PROC_NULL : to, kTag, receive, from < 0 ? 0 : n,
+                           type, from < 0 ? MPI_PROC_NULL : from, kTag, comm_, MPI_STATUS_IGNORE),
               "MPI_Sendrecv");
   }
 

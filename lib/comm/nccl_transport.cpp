@@ -239,20 +239,25 @@ class NcclTransport final : public CollectiveTransport {
         ->wait();
   }
 
-  // NCCL's point-to-point pair, grouped so that neither rank's send waits for its receive.
-  void exchange_with(int partner, const void* send, void* receive, std::size_t count,
-                     std::size_t element_bytes) override {
-    if (partner < 0) return;
+  // NCCL's point-to-point messages, grouped so that neither the send nor the receive waits for
+  // the other.
+  void send_receive(int to, const void* send, int from, void* receive, std::size_t count,
+                    std::size_t element_bytes) override {
+    if (to < 0 && from < 0) return;
     auto transfer = begin();
     const std::size_t bytes = count * element_bytes;
-    const void* sent = transfer->device_view(send, bytes);
-    void* received = transfer->device_view(receive, bytes, false, true);
+    const void* sent = to < 0 ? nullptr : transfer->device_view(send, bytes);
+    void* received = from < 0 ? nullptr : transfer->device_view(receive, bytes, false, true);
     {
       NcclGroup group(streams_.comm);
-      check_nccl(ncclSend(sent, bytes, ncclUint8, partner, streams_.comm, streams_.collectives), "ncclSend",
-                 streams_.comm);
-      check_nccl(ncclRecv(received, bytes, ncclUint8, partner, streams_.comm, streams_.collectives), "ncclRecv",
-                 streams_.comm);
+      if (to >= 0) {
+        check_nccl(ncclSend(sent, bytes, ncclUint8, to, streams_.comm, streams_.collectives), "ncclSend",
+                   streams_.comm);
+      }
+      if (from >= 0) {
+        check_nccl(ncclRecv(received, bytes, ncclUint8, from, streams_.comm, streams_.collectives), "ncclRecv",
+                   streams_.comm);
+      }
       group.end();
     }
     transfer->issued();

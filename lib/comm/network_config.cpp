@@ -202,6 +202,36 @@ Participation participation_from_config(const Config& config, int world_size, st
   return Participation(world_size, cluster_schema().read(config, "cluster").dropout, std::move(outages), seed);
 }
 
+std::vector<int> merge_groups_from_rule(const Config& config, std::string_view rule, int world_size) {
+  const auto ranks = static_cast<std::size_t>(world_size);
+  if (rule == "none") return {};
+  if (rule == "all") return std::vector<int>(ranks, 0);
+  if (rule == "regions") {
+    const std::string regions = config.has("network.scenario") ? regions_of(network_options(config)) : "";
+    if (regions.empty()) {
+      throw ConfigError("compressor.merge_groups = \"regions\" groups the ranks by their regions, and none are set: "
+                        "set network.regions (e.g. \"virginia,tokyo\"), or group by a number of ranks");
+    }
+    const std::vector<std::string> placement = parse_region_list(regions);
+    std::vector<int> groups(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) {
+      const std::string& region = placement[r % placement.size()];
+      groups[r] = static_cast<int>(std::ranges::find(placement, region) - placement.begin());
+    }
+    return groups;
+  }
+  int size = 0;
+  const auto [end, error] = std::from_chars(rule.data(), rule.data() + rule.size(), size);
+  if (rule.empty() || error != std::errc() || end != rule.data() + rule.size() || size < 1) {
+    throw ConfigError(fmt::format("compressor.merge_groups = \"{}\": write none, all, regions, or a number of ranks "
+                                  "per group (e.g. \"8\", the ranks of a node)",
+                                  rule));
+  }
+  std::vector<int> groups(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) groups[r] = static_cast<int>(r / static_cast<std::size_t>(size));
+  return groups;
+}
+
 CommunicatorOptions communicator_options_from_config(const Config& config, int world_size) {
   CommunicatorOptions options;
   const NetworkOptions network = network_options(config);

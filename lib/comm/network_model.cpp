@@ -124,12 +124,12 @@ CollectiveCost NetworkModel::all_to_all(int world_size, std::uint64_t block_byte
                  [&](const RoundVisitor& visit) { pairwise_all_to_all_rounds(world_size, block_bytes, visit); });
 }
 
-CollectiveCost NetworkModel::pair_exchange(std::span<const int> partners, std::span<const std::uint64_t> bytes) const {
+CollectiveCost NetworkModel::pair_exchange(std::span<const int> sends_to, std::span<const std::uint64_t> bytes) const {
   std::vector<Transfer> round;
-  for (std::size_t r = 0; r < partners.size(); ++r) {
-    if (partners[r] >= 0) round.push_back({static_cast<int>(r), partners[r], bytes[r]});
+  for (std::size_t r = 0; r < sends_to.size(); ++r) {
+    if (sends_to[r] >= 0) round.push_back({static_cast<int>(r), sends_to[r], bytes[r]});
   }
-  return cost_of(static_cast<int>(partners.size()), [&](const RoundVisitor& visit) { visit(round); });
+  return cost_of(static_cast<int>(sends_to.size()), [&](const RoundVisitor& visit) { visit(round); });
 }
 
 }  // namespace lowcomm

@@ -63,9 +63,10 @@ std::vector<CompressionUnit> compression_units(std::span<const TensorInfo> tenso
 CompressedAllReduce::CompressedAllReduce(Communicator& comm, std::unique_ptr<Compressor> compressor,
                                          std::vector<TensorInfo> tensors, Granularity granularity,
                                          std::uint64_t bucket_bytes, std::uint64_t shared_seed,
-                                         ExecutionContext execution, Participation participation)
+                                         ExecutionContext execution, Participation participation,
+                                         std::vector<int> merge_groups)
     : comm_(comm), compressor_(std::move(compressor)), tensors_(std::move(tensors)), shared_seed_(shared_seed),
-      execution_(execution), participation_(std::move(participation)) {
+      execution_(execution), participation_(std::move(participation)), merge_groups_(std::move(merge_groups)) {
   if (!compressor_) throw Error("CompressedAllReduce needs a compressor");
   if (!compressor_->supports(granularity)) {
     throw ConfigError(fmt::format("this compressor does not support granularity '{}'", to_string(granularity)));
@@ -75,11 +76,10 @@ CompressedAllReduce::CompressedAllReduce(Communicator& comm, std::unique_ptr<Com
                             participation_.world_size(), comm_.size()));
   }
   if (compressor_->aggregation() == Aggregation::Merged) {
-    if (!participation_.always_everyone()) {
-      throw ConfigError("a merged exchange (the tree of compressor.topk.exchange = \"tree\") has no rule for absent "
-                        "peers: unset cluster.dropout and cluster.rank.*.absent_steps, or gather");
-    }
-    merge_rounds_ = merge_rounds(comm_.size());
+    merge_rounds_ = merge_rounds(comm_.size(), merge_groups_);
+  } else if (!merge_groups_.empty()) {
+    throw ConfigError("compressor.merge_groups groups the ranks of a merged exchange (compressor.topk.exchange = "
+                      "\"tree\"); this compressor gathers or sums: unset merge_groups, or use the tree");
   }
   units_ = compression_units(tensors_, granularity, bucket_bytes);
   scratch_.resize(units_.size());
@@ -186,6 +186,9 @@ SyncReport CompressedAllReduce::begin(std::uint64_t step, std::span<const std::s
   check_shapes(gradients);
   present_ = participation_.present(step);
   participants_ = present_.empty() ? 0 : static_cast<int>(std::ranges::count(present_, true));
+  if (compressor_->aggregation() == Aggregation::Merged && !participation_.always_everyone()) {
+    merge_rounds_ = merge_rounds(comm_.size(), merge_groups_, present_);  // the tree over this step's ranks
+  }
   auto flight = std::make_unique<Flight>();
   flight->step = step;
   flight->before = comm_.totals();
@@ -367,8 +370,9 @@ CompressedAllReduce::RoundExchange CompressedAllReduce::begin_exchange(const std
   return exchange;
 }
 
-// Every Merge message of the round, up the butterfly (merge_schedule.hpp), blocking: each round
-// one pair exchange of all the units' payloads back to back, then Compressor::merge per unit.
+// Every Merge message of the round, through the merge tree (merge_schedule.hpp), blocking: each
+// of its rounds one send_pairs of all the units' payloads back to back, then Compressor::merge per
+// unit where the round merges, a copy where it hands a result on.
 void CompressedAllReduce::merge_exchange(RoundExchange& exchange, const std::vector<std::optional<Message>>& messages,
                                          int round, std::uint64_t step) {
   std::vector<std::size_t> sizes;
@@ -395,16 +399,16 @@ void CompressedAllReduce::merge_exchange(RoundExchange& exchange, const std::vec
       offset += payload.size();
     }
     const auto exchanging = SteadyClock::now();
-    comm_.exchange_pairs(std::span<const int>(merge_round.partners), std::span<const std::byte>(mine),
-                         std::span<std::byte>(theirs));
+    comm_.send_pairs(std::span<const int>(merge_round.sends_to), std::span<const std::byte>(mine),
+                     std::span<std::byte>(theirs));
     exchanging_s += seconds_since(exchanging);
-    const int partner = merge_round.partners[static_cast<std::size_t>(comm_.rank())];
-    if (partner < 0 || (merge_round.unfold && comm_.rank() < partner)) continue;  // sits out, or hands its result back
+    const int from = merge_source(merge_round, comm_.rank());
+    if (from < 0) continue;  // sends only, or sits the round out
     offset = 0;
     for (std::size_t g = 0; g < exchange.merging.size(); ++g) {
       const std::span<const std::byte> other = std::span<const std::byte>(theirs).subspan(offset, sizes[g]);
       offset += sizes[g];
-      if (merge_round.unfold) {
+      if (merge_round.copy) {
         exchange.merged[g].assign(other.begin(), other.end());
         continue;
       }

@@ -31,6 +31,10 @@ void CompressorRegistry::add_config_keys(ConfigSchema& schema, std::string_view 
                 {"tensor", "bucket", "global"});
   schema.real(fmt::format("{}.bucket_mb", prefix), 25.0, "bucket size cap in MiB (granularity = bucket)",
               1e-6, 1e6);
+  schema.string(fmt::format("{}.merge_groups", prefix), "none",
+                "a merged exchange's tree (topk.exchange = tree): none (a butterfly over all ranks), all (reduce "
+                "to one rank and broadcast), regions (network.regions: reduce in each region, a butterfly of one "
+                "rank per region, broadcast back), or n (the same in blocks of n consecutive ranks, e.g. a node's)");
   for (const CompressorInfo* info : all()) {
     for (ConfigKey key : info->parameters) {
       key.path = fmt::format("{}.{}.{}", prefix, info->name, key.path);
@@ -49,7 +53,8 @@ CompressorSelection compressor_selection(const Config& config, std::string_view 
   const double bucket_mb = config.get_double(fmt::format("{}.bucket_mb", prefix));
   return {.name = config.get_string(fmt::format("{}.name", prefix)),
           .granularity = parse_granularity(config.get_string(fmt::format("{}.granularity", prefix))),
-          .bucket_bytes = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(bucket_mb * 1024.0 * 1024.0)))};
+          .bucket_bytes = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(bucket_mb * 1024.0 * 1024.0))),
+          .merge_groups = config.get_string(fmt::format("{}.merge_groups", prefix))};
 }
 
 std::unique_ptr<Compressor> CompressorRegistry::create(const Config& config, std::string_view prefix) const {

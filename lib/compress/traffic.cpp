@@ -120,7 +120,7 @@ std::vector<RoundCollectives> probe_step_traffic(Compressor& compressor, std::sp
 }
 
 StepTraffic price_step_traffic(std::span<const RoundCollectives> rounds, const CommunicatorOptions& options,
-                               int world_size) {
+                               int world_size, const std::vector<int>& merge_groups) {
   StepTraffic traffic;
   const auto world = static_cast<std::size_t>(world_size);
   traffic.bytes_sent.assign(world, 0);
@@ -140,9 +140,9 @@ StepTraffic price_step_traffic(std::span<const RoundCollectives> rounds, const C
       if (elements == 0) continue;
       charge(options.network.all_reduce(options.all_reduce_algorithm, world_size, elements, kernels::value_bytes(wire)));
     }
-    if (round.merged_bytes > 0) {  // the butterfly: one pair exchange of every unit's payload per round
-      for (const MergeRound& merge_round : merge_rounds(world_size)) {
-        charge(options.network.pair_exchange(merge_round.partners, std::vector<std::uint64_t>(world, round.merged_bytes)));
+    if (round.merged_bytes > 0) {  // the merge tree: every unit's payload in one message per tree round
+      for (const MergeRound& merge_round : merge_rounds(world_size, merge_groups)) {
+        charge(options.network.pair_exchange(merge_round.sends_to, std::vector<std::uint64_t>(world, round.merged_bytes)));
       }
     }
     if (!round.gathers) continue;

@@ -21,13 +21,15 @@ std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& s
       setup.comm, std::move(planned.compressor),
       std::vector<TensorInfo>(first, first + static_cast<std::ptrdiff_t>(planned.count)), planned.granularity,
       planned.bucket_bytes, setup.seed, setup.execution,
-      participation_from_config(setup.config, setup.comm.size(), setup.seed));
+      participation_from_config(setup.config, setup.comm.size(), setup.seed),
+      merge_groups_from_rule(setup.config, planned.merge_groups, setup.comm.size()));
 }
 
 PlannedSync planned_sync(const Config& config, std::size_t tensors) {
   const CompressorSelection selection = compressor_selection(config);
   return {.first = 0, .count = tensors, .compressor = CompressorRegistry::global().create(config),
-          .granularity = selection.granularity, .bucket_bytes = selection.bucket_bytes, .period = 1};
+          .granularity = selection.granularity, .bucket_bytes = selection.bucket_bytes, .period = 1,
+          .merge_groups = selection.merge_groups};
 }
 
 std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& setup) {

@@ -137,6 +137,16 @@ for world, rounds, busiest in ((4, 2, 2), (5, 4, 4)):
     expect(rows, "tree", "collectives", rounds)
     expect(rows, "tree", "wire_sent_bytes", busiest * 240)
     expect(rows, "tree", "comm_s", rounds * (0.010 + 240 / 1.25e8), 1e-12)
+# Regional (compressor.merge_groups = 3) at W = 6: groups {0, 1, 2} and {3, 4, 5}; reduce (1 -> 0,
+# 4 -> 3; then 2 -> 0, 5 -> 3), the representatives 0 and 3 swap, broadcast (0 -> 2, 3 -> 5; then
+# 0 -> 1, 3 -> 4): five rounds, ranks 0 and 3 send in three and receive in three.
+rows = plan("--model", JSON_MODEL, "--world-size", "6",
+            "--method", "regional: compressor.name=topk compressor.topk.k=10 compressor.topk.exchange=tree "
+            "compressor.merge_groups=\"3\"")
+expect(rows, "regional", "collectives", 5)
+expect(rows, "regional", "wire_sent_bytes", 3 * 240)
+expect(rows, "regional", "wire_received_bytes", 3 * 240)
+expect(rows, "regional", "comm_s", 5 * (0.010 + 240 / 1.25e8), 1e-12)
 
 # The published figures (REFERENCE.md §5), as docs/plan.md reproduces them.
 rows = plan("--model", "olmo-1b", "--world-size", "64",

@@ -142,6 +142,40 @@ TEST(Communicator, ExchangePairsSwapsWithThePartnerOnly) {
                CommError);
 }
 
+// One-way messages (a merge tree's reduce and broadcast): along the chain r -> r + 1 every rank but
+// the last sends and every rank but the first receives; bytes are counted where they travel, the
+// modelled time is the round's, and two senders to one rank or a rank sending to itself are refused.
+TEST(Communicator, SendPairsMovesOneWayAlongTheChain) {
+  NetworkModel network(network_scenario("consumer").link);
+  Communicator comm(MPI_COMM_WORLD, {.network = network, .mode = NetworkMode::Simulate, .keep_records = true});
+  const int w = comm.size(), r = comm.rank();
+  std::vector<int> sends_to(static_cast<std::size_t>(w));
+  for (int q = 0; q < w; ++q) sends_to[static_cast<std::size_t>(q)] = q + 1 < w ? q + 1 : -1;
+  const std::vector<float> mine{r + 0.25f, -3.0f * r};
+  std::vector<float> theirs(2, -1.0f);
+  comm.send_pairs(std::span<const int>(sends_to), std::span<const float>(mine), std::span<float>(theirs));
+  EXPECT_EQ(theirs, r > 0 ? (std::vector<float>{r - 1 + 0.25f, -3.0f * (r - 1)}) : std::vector<float>(2, -1.0f));
+  const CollectiveCost expected = network.pair_exchange(sends_to, std::vector<std::uint64_t>(w, 2 * sizeof(float)));
+  ASSERT_EQ(comm.records().size(), 1u);
+  const CollectiveRecord& record = comm.records()[0];
+  EXPECT_EQ(record.kind, CollectiveKind::PairExchange);
+  EXPECT_EQ(record.bytes_sent, r + 1 < w ? 2 * sizeof(float) : 0u);
+  EXPECT_EQ(record.bytes_received, r > 0 ? 2 * sizeof(float) : 0u);
+  EXPECT_DOUBLE_EQ(record.modelled_s, expected.seconds);
+
+  std::vector<int> crowded(static_cast<std::size_t>(w), -1);
+  if (w >= 3) {
+    crowded[1] = 0;
+    crowded[2] = 0;  // ranks 1 and 2 both send to rank 0
+    EXPECT_THROW(comm.send_pairs(std::span<const int>(crowded), std::span<const float>(mine), std::span<float>(theirs)),
+                 CommError);
+  }
+  std::vector<int> itself(static_cast<std::size_t>(w), -1);
+  itself[0] = 0;
+  EXPECT_THROW(comm.send_pairs(std::span<const int>(itself), std::span<const float>(mine), std::span<float>(theirs)),
+               CommError);
+}
+
 // 1-bit Adam's first phase: block j of every rank's input arrives at rank j, in rank order; the
 // payload is the W - 1 blocks this rank hands on, the modelled time the pairwise exchange's, and
 // sizes that do not divide among the ranks are refused.

@@ -1,8 +1,9 @@
 // gTop-k over MPI: CompressedAllReduce runs compressor.topk.exchange = "tree" (with error
-// feedback) on the fixture's inputs (tests/fixtures/gtopk.h5, make_gtopk_fixture.py) at the world
-// size of this run, and every rank's aggregate and residual equal the simulation's bit for bit; each
-// rank sends one payload per pair exchange it takes part in; with k large enough that nothing is
-// dropped, the tree's aggregate equals the gather's; absent peers are refused.
+// feedback) on the inputs of every fixture case of this run's world size (tests/fixtures/gtopk.h5,
+// make_gtopk_fixture.py: the butterfly, regional groups, absent ranks), and every rank's
+// aggregate and residual equal the simulation's bit for bit; each rank's bytes are one payload per
+// round it sends in; with k large enough that nothing is dropped, the tree's aggregate equals the
+// gather's; groups with a compressor that does not merge are refused.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -29,16 +30,28 @@ struct StepResult {
   SyncReport report;
 };
 
-// One step of `exchange` ("tree" or "gather") top-k with error feedback on the group's inputs.
-StepResult run(Communicator& comm, const std::string& group, const std::string& exchange, Participation participation = {}) {
+// One step of `exchange` ("tree" or "gather") top-k with error feedback on the group's inputs,
+// with its groups and absent ranks.
+StepResult run(Communicator& comm, const std::string& group, const std::string& exchange) {
   const auto n = fixture().attr_int(group, "n"), k = fixture().attr_int(group, "k");
   ConfigSchema schema;
   CompressorRegistry::global().add_config_keys(schema);
   const Config config = Config::defaults(
       schema, std::vector<std::string>{"compressor.name=topk", fmt::format("compressor.topk.k={}", k),
                                        fmt::format("compressor.topk.exchange={}", exchange)});
+  std::vector<Outage> outages;
+  const std::vector<std::int64_t> present = fixture().ints(group + "/present");
+  for (std::size_t r = 0; r < present.size(); ++r) {
+    if (present[r] == 0) outages.push_back({.rank = static_cast<int>(r), .first = 0, .last = 0});
+  }
+  Participation participation = outages.empty() ? Participation{} : Participation(comm.size(), 0.0, outages, 0);
+  std::vector<int> groups;
+  if (fixture().attr_int(group, "grouped") != 0) {
+    for (const std::int64_t g : fixture().ints(group + "/groups")) groups.push_back(static_cast<int>(g));
+  }
   CompressedAllReduce sync(comm, CompressorRegistry::global().create(config), {TensorInfo{"v", {n}}},
-                           Granularity::PerTensor, 1, 0, ExecutionContext{}, std::move(participation));
+                           Granularity::PerTensor, 1, 0, ExecutionContext{}, std::move(participation),
+                           exchange == "tree" ? groups : std::vector<int>{});
   const std::vector<float> all = fixture().floats(group + "/input");
   const std::vector<float> mine(all.begin() + comm.rank() * n, all.begin() + (comm.rank() + 1) * n);
   StepResult out;
@@ -52,20 +65,33 @@ StepResult run(Communicator& comm, const std::string& group, const std::string& 
   return out;
 }
 
+// The fixture's cases of this world size.
+std::vector<std::string> cases_of(int world_size) {
+  std::vector<std::string> cases;
+  for (const std::string& group : fixture().top_level()) {
+    if (fixture().attr_int(group, "world_size") == world_size) cases.push_back(group);
+  }
+  return cases;
+}
+
 TEST(GtopkMpi, EqualsTheSimulationBitForBit) {
   Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
-  const std::string group = "/w" + std::to_string(comm.size());
-  const StepResult got = run(comm, group, "tree");
-  const std::vector<float> residual = fixture().floats(group + "/residual");
-  const std::size_t n = got.aggregate.size(), r = static_cast<std::size_t>(comm.rank());
-  EXPECT_EQ(got.aggregate, fixture().floats(group + "/aggregate"));
-  EXPECT_EQ(got.residual, std::vector<float>(residual.begin() + static_cast<std::ptrdiff_t>(r * n),
-                                             residual.begin() + static_cast<std::ptrdiff_t>((r + 1) * n)));
-  // One payload of k int32 indices and k fp32 values per pair exchange this rank takes part in.
-  const auto payload = static_cast<std::uint64_t>(fixture().attr_int(group, "k")) * 8;
-  const auto exchanges = static_cast<std::uint64_t>(fixture().ints(group + "/exchanges")[r]);
-  EXPECT_EQ(got.report.comm.bytes_sent, exchanges * payload);
-  EXPECT_EQ(got.report.payload_bytes, payload);
+  const std::vector<std::string> cases = cases_of(comm.size());
+  ASSERT_FALSE(cases.empty());
+  for (const std::string& group : cases) {
+    SCOPED_TRACE(group);
+    const StepResult got = run(comm, group, "tree");
+    const std::vector<float> residual = fixture().floats(group + "/residual");
+    const std::size_t n = got.aggregate.size(), r = static_cast<std::size_t>(comm.rank());
+    EXPECT_EQ(got.aggregate, fixture().floats(group + "/aggregate"));
+    EXPECT_EQ(got.residual, std::vector<float>(residual.begin() + static_cast<std::ptrdiff_t>(r * n),
+                                               residual.begin() + static_cast<std::ptrdiff_t>((r + 1) * n)));
+    // One payload of k int32 indices and k fp32 values per round this rank sends in.
+    const auto payload = static_cast<std::uint64_t>(fixture().attr_int(group, "k")) * 8;
+    const auto sent = static_cast<std::uint64_t>(fixture().ints(group + "/sends")[r]);
+    EXPECT_EQ(got.report.comm.bytes_sent, sent * payload);
+    EXPECT_EQ(got.report.payload_bytes, fixture().ints(group + "/present")[r] != 0 ? payload : 0);
+  }
 }
 
 // k = n: every merge keeps every entry, the inputs are small integers (exact sums), so the tree's
@@ -78,15 +104,16 @@ TEST(GtopkMpi, WithNothingDroppedTheTreeEqualsTheGather) {
   EXPECT_EQ(tree.aggregate, fixture().floats(group + "/aggregate"));
 }
 
-TEST(GtopkMpi, RefusesAbsentPeersAndNonFp32Values) {
+TEST(GtopkMpi, RefusesGroupsWithoutAMergeAndNonFp32Values) {
   Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
   ConfigSchema schema;
   CompressorRegistry::global().add_config_keys(schema);
-  add_network_keys(schema);
-  const Config dropout = Config::defaults(schema, std::vector<std::string>{"cluster.dropout=0.2"});
-  EXPECT_THAT([&] { (void)run(comm, "/w" + std::to_string(comm.size()), "tree",
-                              participation_from_config(dropout, comm.size(), 1)); },
-              testing::ThrowsMessage<ConfigError>(testing::HasSubstr("no rule for absent peers")));
+  const Config gather = Config::defaults(schema, std::vector<std::string>{"compressor.name=topk"});
+  EXPECT_THAT([&] {
+    CompressedAllReduce sync(comm, CompressorRegistry::global().create(gather), {TensorInfo{"v", {8}}},
+                             Granularity::PerTensor, 1, 0, ExecutionContext{}, {},
+                             std::vector<int>(static_cast<std::size_t>(comm.size()), 0));
+  }, testing::ThrowsMessage<ConfigError>(testing::HasSubstr("compressor.merge_groups groups the ranks of a merged")));
   const Config bf16 = Config::defaults(
       schema, std::vector<std::string>{"compressor.name=topk", "compressor.topk.exchange=tree",
                                        "compressor.topk.value_type=bf16"});

@@ -1,6 +1,7 @@
 // gTop-k (compressor.topk.exchange = "tree") against tests/fixtures/gtopk.h5, an independent
-// simulation (make_gtopk_fixture.py) of the butterfly, the merges (ties, exact cancellations),
-// the aggregate and error feedback's residual, at W = 1 to 9 simulated ranks in one process: each
+// simulation (make_gtopk_fixture.py) of the butterfly and the regional tree, with and without
+// absent ranks, the merges (ties, exact cancellations), the aggregate and error feedback's
+// residual, at W = 1 to 9 simulated ranks in one process: each
 // rank's encode, the merge rounds of merge_schedule.hpp run by hand with the compressor's merge,
 // each rank's decode. Bit for bit (every operation is one float32 addition or division in a fixed
 // order). Also: the schedule's shape, and a malformed payload refused.
@@ -38,53 +39,61 @@ std::unique_ptr<Compressor> tree_topk(std::int64_t k) {
 // Every rank's aggregate and residual after one step of W simulated ranks.
 struct Simulated {
   std::vector<std::vector<float>> aggregates, residuals;
-  std::vector<int> exchanges;  // pair exchanges each rank took part in
+  std::vector<int> exchanges;  // rounds each rank sent or received in
 };
 
 Simulated simulate(const std::string& group) {
   const auto w = static_cast<int>(fixture().attr_int(group, "world_size"));
   const auto n = fixture().attr_int(group, "n"), k = fixture().attr_int(group, "k");
   const std::vector<float> input = fixture().floats(group + "/input");
+  std::vector<int> groups;
+  if (fixture().attr_int(group, "grouped") != 0) {
+    for (const std::int64_t g : fixture().ints(group + "/groups")) groups.push_back(static_cast<int>(g));
+  }
+  std::vector<bool> present;
+  for (const std::int64_t p : fixture().ints(group + "/present")) present.push_back(p != 0);
+  const int participants = static_cast<int>(std::ranges::count(present, true));
   const std::vector<std::int64_t> shape{n};
   std::vector<std::unique_ptr<Compressor>> ranks;
   std::vector<UnitScratch> scratch(static_cast<std::size_t>(w));
   std::vector<std::vector<std::byte>> held;
-  UnitContext unit{.unit_id = 0, .name = "v", .shape = shape, .world_size = w};
+  UnitContext unit{.unit_id = 0, .name = "v", .shape = shape, .world_size = w, .participants = participants};
+  const auto as = [&](int r) {
+    unit.rank = r;
+    unit.present = present[static_cast<std::size_t>(r)];
+    return static_cast<std::size_t>(r);
+  };
   for (int r = 0; r < w; ++r) {
     ranks.push_back(tree_topk(k));
-    unit.rank = r;
-    const std::span<const float> mine(input.data() + static_cast<std::size_t>(r * n), static_cast<std::size_t>(n));
-    const Message message = ranks.back()->encode(unit, mine, scratch[static_cast<std::size_t>(r)]);
+    const std::size_t at = as(r);
+    const std::span<const float> mine(input.data() + at * static_cast<std::size_t>(n), static_cast<std::size_t>(n));
+    const Message message = ranks.back()->encode(unit, mine, scratch[at]);
     EXPECT_EQ(message.exchange, Exchange::Merge);
     held.push_back(message.bytes);
   }
   Simulated out;
   out.exchanges.assign(static_cast<std::size_t>(w), 0);
-  for (const MergeRound& round : merge_rounds(w)) {
+  for (const MergeRound& round : merge_rounds(w, groups, present)) {
     const std::vector<std::vector<std::byte>> before = held;
     for (int r = 0; r < w; ++r) {
-      const int p = round.partners[static_cast<std::size_t>(r)];
-      if (p < 0) continue;
-      ++out.exchanges[static_cast<std::size_t>(r)];
-      if (round.unfold) {
-        if (r > p) held[static_cast<std::size_t>(r)] = before[static_cast<std::size_t>(p)];
-        continue;
-      }
-      unit.rank = r;
-      const auto mine = static_cast<std::size_t>(r), theirs = static_cast<std::size_t>(p);
-      held[mine] = ranks[mine]->merge(unit, before[mine], before[theirs]);
+      const int from = merge_source(round, r);
+      const std::size_t at = as(r);
+      if (round.sends_to[at] >= 0 || from >= 0) ++out.exchanges[at];
+      if (from < 0) continue;
+      const std::vector<std::byte>& received = before[static_cast<std::size_t>(from)];
+      held[at] = round.copy ? received : ranks[at]->merge(unit, before[at], received);
     }
   }
   for (int r = 0; r < w; ++r) {
-    EXPECT_EQ(held[static_cast<std::size_t>(r)], held[0]) << "rank " << r << " ended with another merge than rank 0";
+    const std::size_t at = as(r);
+    EXPECT_EQ(held[at], held[0]) << "rank " << r << " ended with another merge than rank 0";
     Received received;
-    received.merged = held[static_cast<std::size_t>(r)];
-    unit.rank = r;
+    received.merged = held[at];
     std::vector<float> aggregate(static_cast<std::size_t>(n), -1.0f);
-    EXPECT_FALSE(ranks[static_cast<std::size_t>(r)]->decode(unit, 0, received, scratch[static_cast<std::size_t>(r)], aggregate));
+    EXPECT_FALSE(ranks[at]->decode(unit, 0, received, scratch[at], aggregate));
     out.aggregates.push_back(aggregate);
     StateDict state;
-    ranks[static_cast<std::size_t>(r)]->save_state(state, "");
+    ranks[at]->save_state(state, "");
     out.residuals.push_back(state.floats("residual/0"));
   }
   return out;
@@ -111,23 +120,55 @@ TEST_P(GtopkFixture, EqualsTheSimulationBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Worlds, GtopkFixture,
                          testing::Values("/w1", "/w2", "/w3", "/w4", "/w5", "/w6", "/w7", "/w8", "/w9",
                                          "/exact_w1", "/exact_w2", "/exact_w3", "/exact_w4", "/exact_w5",
-                                         "/exact_w6", "/exact_w7", "/exact_w8", "/exact_w9"),
+                                         "/exact_w6", "/exact_w7", "/exact_w8", "/exact_w9",
+                                         "/regional_w9_blocks2", "/regional_w7_blocks3", "/regional_w9_regions3",
+                                         "/regional_w5_one", "/regional_w1", "/absent_w5", "/absent_w8",
+                                         "/absent_regional_w9", "/exact_regional_w9_blocks2",
+                                         "/exact_regional_w7_blocks3", "/exact_regional_w9_regions3",
+                                         "/exact_absent_w5", "/exact_absent_regional_w9"),
                          [](const testing::TestParamInfo<std::string>& info) { return info.param.substr(1); });
 
 // log2 of the largest power of two at most W butterfly rounds, plus a fold and an unfold when W is
-// not a power of two.
+// not a power of two; the unfold and the regional broadcast go one way, and copy.
 TEST(MergeSchedule, RoundsOfTheButterfly) {
   EXPECT_TRUE(merge_rounds(1).empty());
   EXPECT_EQ(merge_rounds(2).size(), 1u);
   EXPECT_EQ(merge_rounds(8).size(), 3u);
   const std::vector<MergeRound> six = merge_rounds(6);  // fold (0-4, 1-5), d = 1, 2, unfold
   ASSERT_EQ(six.size(), 4u);
-  EXPECT_EQ(six[0].partners, (std::vector<int>{4, 5, -1, -1, 0, 1}));
-  EXPECT_EQ(six[1].partners, (std::vector<int>{1, 0, 3, 2, -1, -1}));
-  EXPECT_EQ(six[2].partners, (std::vector<int>{2, 3, 0, 1, -1, -1}));
-  EXPECT_TRUE(six[3].unfold);
-  EXPECT_FALSE(six[0].unfold);
+  EXPECT_EQ(six[0].sends_to, (std::vector<int>{4, 5, -1, -1, 0, 1}));
+  EXPECT_EQ(six[1].sends_to, (std::vector<int>{1, 0, 3, 2, -1, -1}));
+  EXPECT_EQ(six[2].sends_to, (std::vector<int>{2, 3, 0, 1, -1, -1}));
+  EXPECT_EQ(six[3].sends_to, (std::vector<int>{4, 5, -1, -1, -1, -1}));
+  EXPECT_TRUE(six[3].copy);
+  EXPECT_FALSE(six[0].copy);
+  EXPECT_EQ(merge_source(six[3], 5), 1);
+  EXPECT_EQ(merge_source(six[3], 1), -1);
   EXPECT_THROW(merge_rounds(0), Error);
+}
+
+// Two regions of three and two ranks: reduce (d = 1, 2), the representatives 0 and 3 swap, the
+// broadcast (d = 2, 1); absent ranks last, each from a present one.
+TEST(MergeSchedule, RoundsOfTheRegionsAndTheAbsent) {
+  const std::vector<MergeRound> rounds = merge_rounds(5, {0, 0, 0, 1, 1});
+  ASSERT_EQ(rounds.size(), 5u);
+  EXPECT_EQ(rounds[0].sends_to, (std::vector<int>{-1, 0, -1, -1, 3}));
+  EXPECT_EQ(rounds[1].sends_to, (std::vector<int>{-1, -1, 0, -1, -1}));
+  EXPECT_EQ(rounds[2].sends_to, (std::vector<int>{3, -1, -1, 0, -1}));
+  EXPECT_EQ(rounds[3].sends_to, (std::vector<int>{2, -1, -1, -1, -1}));
+  EXPECT_EQ(rounds[4].sends_to, (std::vector<int>{1, -1, -1, 4, -1}));
+  EXPECT_TRUE(rounds[3].copy && rounds[4].copy);
+  EXPECT_FALSE(rounds[0].copy || rounds[1].copy || rounds[2].copy);
+  // Ranks 0 and 2 absent: the butterfly of 1, 3, 4 (fold 1-4, 1-3, unfold 1 -> 4), then rank 0
+  // takes the result from 1 and rank 2 from 3.
+  const std::vector<MergeRound> absent = merge_rounds(5, {}, {false, true, false, true, true});
+  ASSERT_EQ(absent.size(), 4u);
+  EXPECT_EQ(absent[0].sends_to, (std::vector<int>{-1, 4, -1, -1, 1}));
+  EXPECT_EQ(absent[1].sends_to, (std::vector<int>{-1, 3, -1, 1, -1}));
+  EXPECT_EQ(absent[2].sends_to, (std::vector<int>{-1, 4, -1, -1, -1}));
+  EXPECT_EQ(absent[3].sends_to, (std::vector<int>{-1, 0, -1, 2, -1}));
+  EXPECT_THROW(merge_rounds(2, {}, {false, false}), Error);
+  EXPECT_THROW(merge_rounds(3, {0, 1}), Error);
 }
 
 // A partner's payload of the wrong size, or repeating an index, is refused by name.

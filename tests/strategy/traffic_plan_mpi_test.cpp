@@ -10,6 +10,7 @@
 #include <random>
 
 #include "lowcomm/comm/communicator.hpp"
+#include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/compress/compressed_all_reduce.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/compress/traffic.hpp"
@@ -160,6 +161,8 @@ TEST(TrafficPlan, EveryStrategysPlannedSyncsPriceWhatItsRunCounts) {
       {"strategy.name=diloco", "strategy.diloco.inner_steps=3", "compressor.name=quantize"},
       {"strategy.name=diloco", "strategy.diloco.inner_steps=3", "strategy.diloco.fragments=3"},
       {"strategy.name=data_parallel", "compressor.name=topk", "compressor.topk.exchange=tree"},  // gTop-k's butterfly
+      {"strategy.name=data_parallel", "compressor.name=topk", "compressor.topk.exchange=tree",
+       "compressor.merge_groups=\"2\""},  // regional: pairs of ranks
       {"strategy.name=onebit_adam", "strategy.onebit_adam.freeze_step=0"},  // priced by the strategy itself
   };
   ConfigSchema schema;
@@ -179,7 +182,8 @@ TEST(TrafficPlan, EveryStrategysPlannedSyncsPriceWhatItsRunCounts) {
                      : price_step_traffic(probe_step_traffic(*sync.compressor,
                                                              std::span(kTensors).subspan(sync.first, sync.count),
                                                              sync.granularity, sync.bucket_bytes, world_size(), 42, {}, 0),
-                                          consumer_links(), world_size());
+                                          consumer_links(), world_size(),
+                                          merge_groups_from_rule(config, sync.merge_groups, world_size()));
       const double runs = static_cast<double>(kSteps / sync.period);
       calls += runs * static_cast<double>(t.calls);
       sent += runs * static_cast<double>(t.bytes_sent[static_cast<std::size_t>(rank)]);

@@ -46,7 +46,7 @@ MethodPlan plan_method(std::string label, const Config& config, std::span<const 
       }
       return price_step_traffic(probe_step_traffic(*sync.compressor, part, sync.granularity, sync.bucket_bytes,
                                                    world_size, seed, execution, step),
-                                options, world_size);
+                                options, world_size, merge_groups_from_rule(config, sync.merge_groups, world_size));
     }();
     const double share = 1.0 / static_cast<double>(sync.period);
     plan.syncs_per_step += share;

@@ -157,6 +157,16 @@ class Communicator {
   template <Transferable T>
   void exchange_pairs(std::span<const int> partners, std::span<const T> mine, std::span<T> theirs);
 
+  // Point-to-point in one direction (a merge tree's reduce and broadcast): rank r sends `mine` to
+  // sends_to[r] (-1: sends nothing), and receives into `theirs` what the rank naming r sends (at
+  // most one may; `theirs` is left as it is where none does). A pair naming each other swaps, as
+  // exchange_pairs does. `sends_to` has one entry per rank and is the same on every rank; every
+  // rank calls it together with the same number of elements. Priced as exchange_pairs: one round
+  // in which every message travels on its link; a rank's payload is what it sends. Throws
+  // CommError when a rank names itself or a rank outside the job, or two ranks name the same one.
+  template <Transferable T>
+  void send_pairs(std::span<const int> sends_to, std::span<const T> mine, std::span<T> theirs);
+
   // Rank r sends block j of `mine` (mine.size() / W elements each) to rank j, and receives rank
   // j's block r into block j of `theirs` (MPI_Alltoall); its own block r is copied. Every rank
   // calls it together with the same number of elements, a multiple of W. Priced as the pairwise
@@ -228,8 +238,9 @@ class Communicator {
   void all_gather_v_elements(const void* mine, std::span<const std::size_t> counts, void* all,
                              std::size_t element_bytes);
   void broadcast_elements(void* data, std::size_t count, std::size_t element_bytes, int root);
-  void exchange_pairs_elements(std::span<const int> partners, const void* mine, void* theirs, std::size_t count,
-                               std::size_t element_bytes);
+  void check_matching(std::span<const int> partners) const;  // CommError unless exchange_pairs' rule holds
+  void send_pairs_elements(std::span<const int> sends_to, const void* mine, void* theirs, std::size_t count,
+                           std::size_t element_bytes);
   void all_to_all_elements(const void* mine, std::size_t count, void* theirs, std::size_t their_count,
                            std::size_t element_bytes);
   std::vector<std::size_t> exchange_counts(std::size_t mine);
@@ -357,7 +368,14 @@ void Communicator::broadcast(std::span<T> data, int root) {
 template <Transferable T>
 void Communicator::exchange_pairs(std::span<const int> partners, std::span<const T> mine, std::span<T> theirs) {
   if (theirs.size() != mine.size()) throw CommError("exchange_pairs: the output must hold as many elements as the input");
-  exchange_pairs_elements(partners, mine.data(), theirs.data(), mine.size(), sizeof(T));
+  check_matching(partners);
+  send_pairs_elements(partners, mine.data(), theirs.data(), mine.size(), sizeof(T));
+}
+
+template <Transferable T>
+void Communicator::send_pairs(std::span<const int> sends_to, std::span<const T> mine, std::span<T> theirs) {
+  if (theirs.size() != mine.size()) throw CommError("send_pairs: the output must hold as many elements as the input");
+  send_pairs_elements(sends_to, mine.data(), theirs.data(), mine.size(), sizeof(T));
 }
 
 template <Transferable T>

@@ -32,6 +32,13 @@ CommunicatorOptions communicator_options_from_config(const Config& config, int w
 // Throws ConfigError naming the key for a malformed range or a rank the job does not have.
 Participation participation_from_config(const Config& config, int world_size, std::uint64_t seed);
 
+// The ranks' groups of a regional merge (compressor.merge_groups, merge_schedule.hpp), one per
+// rank: "none" (empty: the butterfly over all ranks), "all" (one group), "regions" (the ranks'
+// network.regions, or the scenario's), or a number n (blocks of n consecutive ranks: the nodes
+// of a job placed n ranks per node in rank order). Throws ConfigError for another rule, or
+// "regions" without regions.
+std::vector<int> merge_groups_from_rule(const Config& config, std::string_view rule, int world_size);
+
 // One line for logs and tables: "consumer (30 ms, 10/100 Mbps up/down), mode simulate".
 std::string describe_network(const Config& config);
 // The same without the mode: the links alone (`lowcomm plan` prices them whatever the mode).

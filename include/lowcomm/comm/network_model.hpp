@@ -75,9 +75,9 @@ class NetworkModel {
                             std::span<const std::uint64_t> block_bytes) const;
   CollectiveCost broadcast(int world_size, int root, std::uint64_t bytes) const;
   CollectiveCost barrier(int world_size) const;
-  // One round in which each rank r with partners[r] = p >= 0 sends bytes[r] to p (partners is a
-  // matching over world_size = partners.size() ranks; -1: the rank sits the round out).
-  CollectiveCost pair_exchange(std::span<const int> partners, std::span<const std::uint64_t> bytes) const;
+  // One round in which each rank r with sends_to[r] = p >= 0 sends bytes[r] to p, over
+  // world_size = sends_to.size() ranks (-1: the rank sends nothing; a matching is a swap).
+  CollectiveCost pair_exchange(std::span<const int> sends_to, std::span<const std::uint64_t> bytes) const;
   // Every rank sends a block of `block_bytes` to every other: the pairwise exchange, W - 1 rounds.
   CollectiveCost all_to_all(int world_size, std::uint64_t block_bytes) const;
 

@@ -54,12 +54,14 @@ class CompressedAllReduce {
   // bucket_bytes is the fusion cap for Granularity::Bucket (a tensor larger than it is a bucket
   // of its own); `execution` reaches the compressor in every UnitContext. `participation` says
   // which ranks take part in each step (default: all): an absent rank's messages travel as zeros
-  // (sums) or nothing (gathers), and every rank's aggregate is the mean over the ranks present.
-  // Throws ConfigError when the compressor does not support the granularity.
+  // (sums) or nothing (gathers, merges), and every rank's aggregate is the mean over the ranks
+  // present. `merge_groups`, one group per rank, makes a merged exchange regional
+  // (merge_schedule.hpp; empty: the butterfly). Throws ConfigError when the compressor does not
+  // support the granularity, or for groups with a compressor that does not merge.
   CompressedAllReduce(Communicator& comm, std::unique_ptr<Compressor> compressor,
                       std::vector<TensorInfo> tensors, Granularity granularity,
                       std::uint64_t bucket_bytes, std::uint64_t shared_seed, ExecutionContext execution,
-                      Participation participation = {});
+                      Participation participation = {}, std::vector<int> merge_groups = {});
 
   // gradients[i] and aggregates[i] belong to tensors[i]; aggregates receive the mean over ranks
   // as the compressor reconstructs it. Collective: every rank calls it with the same step.
@@ -115,7 +117,8 @@ class CompressedAllReduce {
   std::uint64_t shared_seed_;
   ExecutionContext execution_;
   Participation participation_;
-  std::vector<MergeRound> merge_rounds_;  // a Merged compressor's butterfly
+  std::vector<int> merge_groups_;          // the ranks' groups of a regional merge (empty: the butterfly)
+  std::vector<MergeRound> merge_rounds_;  // a Merged compressor's tree (over the step's present ranks)
   std::vector<bool> present_;  // who takes part in the step in flight (or the last one); empty: all
   int participants_ = 0;       // how many of them (0: all)
   std::unique_ptr<Flight> flight_;  // set between start() and finish()

@@ -28,6 +28,7 @@ struct CompressorSelection {
   std::string name;
   Granularity granularity = Granularity::PerTensor;
   std::uint64_t bucket_bytes = 1;
+  std::string merge_groups = "none";  // <prefix>.merge_groups: a merged exchange's group rule
 };
 CompressorSelection compressor_selection(const Config& config, std::string_view prefix = "compressor");
 

@@ -26,7 +26,7 @@ struct RoundCollectives {
   std::uint64_t gathered_bytes = 0;       // this rank's frame in it
   bool sizes_gathered = false;            // sizes vary: one uint64 per rank is all-gathered first
   std::uint64_t payload_bytes = 0;        // the round's messages, as SyncReport::payload_bytes counts them
-  std::uint64_t merged_bytes = 0;         // this rank's payloads of the round's merge (butterfly of pair exchanges)
+  std::uint64_t merged_bytes = 0;         // this rank's payloads of the round's merge (a tree of point-to-point rounds)
 };
 
 // The rounds of step `step` of a CompressedAllReduce made with these arguments, on world_size
@@ -47,8 +47,9 @@ struct StepTraffic {
   std::vector<std::uint64_t> bytes_received;  // indexed by rank
   double modelled_s = 0.0;
 };
+// `merge_groups`: the ranks' groups of a merged exchange (merge_schedule.hpp; empty: the butterfly).
 StepTraffic price_step_traffic(std::span<const RoundCollectives> rounds, const CommunicatorOptions& options,
-                               int world_size);
+                               int world_size, const std::vector<int>& merge_groups = {});
 // A gossip round (Communicator::exchange_pairs) of `bytes` per paired rank, `partners` one entry
 // per rank (-1: sits out); its payload is `bytes`, what a paired rank sends.
 StepTraffic price_pair_exchange(std::span<const int> partners, std::uint64_t bytes, const CommunicatorOptions& options);

@@ -47,6 +47,7 @@ struct PlannedSync {
   Granularity granularity = Granularity::PerTensor;
   std::uint64_t bucket_bytes = 1;
   std::uint64_t period = 1;
+  std::string merge_groups = "none";  // a merged exchange's group rule (network_config.hpp)
   bool pairs = false;
   // An exchange that is not a compressor's (1-bit Adam's two phases): the strategy prices one
   // occurrence itself on W ranks. When set, compressor, granularity and pairs are not read.
