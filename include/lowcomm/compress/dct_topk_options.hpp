@@ -20,6 +20,7 @@ struct DctTopKOptions {
   std::int64_t bins = 4;
   double range = 6.0;
   std::optional<std::string> index_width;
+  std::string exchange = "gather";  // gather | tree (merged up merge_schedule.hpp's tree)
 };
 
 // <prefix>.dct_topk.*, as the compressor reads them.

@@ -1,0 +1,177 @@
+// DeMo over gTop-k's tree (compressor.dct_topk.exchange = "tree") against tests/fixtures/
+// demo_tree.h5, an independent numpy simulation (make_demo_tree_fixture.py): per-block DCT top-k,
+// merges that add values and counts and keep the k largest |sum| per block, the butterfly and the
+// regional tree with and without absent ranks, the aggregate (inverse DCT of sum / count) and what
+// each rank transmits (its own entries among the final k). W = 1 to 7 simulated ranks in one
+// process, each rank's encode, the merge rounds of merge_schedule.hpp run by hand with the
+// compressor's merge, each rank's decode. The indices and counts are exact; the sums, aggregate and
+// transmitted parts agree to float32 rounding (the fixture's DCT is float64, lowcomm's float32).
+// Also: a malformed payload refused, and the 1-bit wire refused.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "fixtures/fixtures.hpp"
+#include "lowcomm/compress/merge_schedule.hpp"
+#include "lowcomm/compress/registry.hpp"
+#include "lowcomm/error.hpp"
+
+namespace lowcomm {
+namespace {
+
+const test::FixtureFile& fixture() {
+  static const test::FixtureFile file(LOWCOMM_DEMO_TREE_FIXTURE);
+  return file;
+}
+
+std::unique_ptr<Compressor> demo_tree(std::int64_t k, std::int64_t chunk) {
+  ConfigSchema schema;
+  CompressorRegistry::global().add_config_keys(schema);
+  const Config config = Config::defaults(
+      schema, std::vector<std::string>{"compressor.name=dct_topk", fmt::format("compressor.dct_topk.topk={}", k),
+                                       fmt::format("compressor.dct_topk.chunk={}", chunk),
+                                       "compressor.dct_topk.exchange=tree"});
+  return CompressorRegistry::global().create(config);
+}
+
+void expect_close(std::span<const float> got, std::span<const float> want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 2e-5 * (1.0 + std::abs(want[i]))) << what << " at " << i;
+  }
+}
+
+class DemoTreeFixture : public testing::TestWithParam<std::string> {};
+
+TEST_P(DemoTreeFixture, EqualsTheSimulation) {
+  const std::string group = GetParam();
+  const auto w = static_cast<int>(fixture().attr_int(group, "world_size"));
+  const auto rows = fixture().attr_int(group, "rows"), cols = fixture().attr_int(group, "cols");
+  const auto k = fixture().attr_int(group, "k"), chunk = fixture().attr_int(group, "chunk");
+  const std::vector<float> input = fixture().floats(group + "/input");
+  std::vector<int> groups;
+  if (fixture().attr_int(group, "grouped") != 0) {
+    for (const std::int64_t g : fixture().ints(group + "/groups")) groups.push_back(static_cast<int>(g));
+  }
+  std::vector<bool> present;
+  for (const std::int64_t p : fixture().ints(group + "/present")) present.push_back(p != 0);
+  const std::vector<std::int64_t> shape{rows, cols};
+  const auto n = static_cast<std::size_t>(rows * cols);
+  UnitContext unit{.unit_id = 0, .name = "w", .shape = shape, .world_size = w,
+                   .participants = static_cast<int>(std::ranges::count(present, true))};
+  const auto as = [&](int r) {
+    unit.rank = r;
+    unit.present = present[static_cast<std::size_t>(r)];
+    return static_cast<std::size_t>(r);
+  };
+  std::vector<std::unique_ptr<Compressor>> ranks;
+  std::vector<UnitScratch> scratch(static_cast<std::size_t>(w));
+  std::vector<std::vector<std::byte>> held;
+  for (int r = 0; r < w; ++r) {
+    ranks.push_back(demo_tree(k, chunk));
+    const std::size_t at = as(r);
+    const Message message = ranks.back()->encode(unit, std::span(input).subspan(at * n, n), scratch[at]);
+    EXPECT_EQ(message.exchange, Exchange::Merge);
+    held.push_back(message.bytes);
+  }
+  std::vector<std::int64_t> sends(static_cast<std::size_t>(w), 0);
+  for (const MergeRound& round : merge_rounds(w, groups, present)) {
+    const std::vector<std::vector<std::byte>> before = held;
+    for (int r = 0; r < w; ++r) {
+      const int from = merge_source(round, r);
+      const std::size_t at = as(r);
+      if (round.sends_to[at] >= 0) ++sends[at];
+      if (from < 0) continue;
+      const std::vector<std::byte>& received = before[static_cast<std::size_t>(from)];
+      held[at] = round.copy ? received : ranks[at]->merge(unit, before[at], received);
+    }
+  }
+  EXPECT_EQ(sends, fixture().ints(group + "/sends"));
+
+  // The merged payload on the reference wire: int64 indices, fp32 sums, uint16 counts.
+  const std::vector<std::int64_t> want_indices = fixture().ints(group + "/global_indices");
+  const std::vector<std::int64_t> want_counts = fixture().ints(group + "/global_counts");
+  const std::size_t entries = want_indices.size();
+  ASSERT_EQ(held[0].size(), entries * (8 + 4 + 2));
+  std::vector<std::int64_t> indices(entries), counts(entries);
+  std::vector<float> sums(entries);
+  for (std::size_t e = 0; e < entries; ++e) {
+    std::uint16_t count = 0;
+    std::memcpy(&indices[e], held[0].data() + 8 * e, 8);
+    std::memcpy(&sums[e], held[0].data() + 8 * entries + 4 * e, 4);
+    std::memcpy(&count, held[0].data() + 12 * entries + 2 * e, 2);
+    counts[e] = count;
+  }
+  EXPECT_EQ(indices, want_indices);
+  EXPECT_EQ(counts, want_counts);
+  expect_close(sums, fixture().floats(group + "/global_values"), group + " sums");
+
+  const std::vector<float> aggregate = fixture().floats(group + "/aggregate");
+  const std::vector<float> transmitted = fixture().floats(group + "/transmitted");
+  for (int r = 0; r < w; ++r) {
+    const std::size_t at = as(r);
+    EXPECT_EQ(held[at], held[0]) << "rank " << r << " ended with another merge than rank 0";
+    Received received;
+    received.merged = held[at];
+    std::vector<float> got(n, -1.0f);
+    EXPECT_FALSE(ranks[at]->decode(unit, 0, received, scratch[at], got));
+    expect_close(got, aggregate, fmt::format("{}, rank {}'s aggregate", group, r));
+    if (!unit.present) continue;  // error feedback keeps an absent rank's whole input
+    std::vector<float> sent(n, -1.0f);
+    const std::span<const float> mine = std::span(input).subspan(at * n, n);
+    EXPECT_EQ(ranks[at]->transmitted(unit, mine, scratch[at], sent).form(), Transmitted::Form::Dense);
+    expect_close(sent, std::span(transmitted).subspan(at * n, n), fmt::format("{}, rank {}'s transmitted", group, r));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, DemoTreeFixture,
+                         testing::ValuesIn(fixture().top_level()),
+                         [](const testing::TestParamInfo<std::string>& info) { return info.param.substr(1); });
+
+// A partner's payload of the wrong size, an index out of its block, a count of no rank or of more
+// ranks than take part, or a repeated index, is refused by name; the 1-bit wire cannot sum.
+TEST(DemoTreeMerge, RefusesAMalformedPayloadAndTheOneBitWire) {
+  const auto compressor = demo_tree(2, 4);
+  const std::vector<std::int64_t> shape{4, 4};  // one 4 x 4 block, k = 2: 16 index + 8 sum + 4 count bytes
+  const UnitContext unit{.unit_id = 0, .name = "w", .shape = shape, .world_size = 2};
+  UnitScratch scratch;
+  std::vector<float> input(16, 0.0f);
+  input[0] = 3.0f;
+  input[5] = -1.0f;
+  const std::vector<std::byte> mine = compressor->encode(unit, input, scratch).bytes;
+  ASSERT_EQ(mine.size(), 28u);
+  const auto refused = [&](std::vector<std::byte> theirs, const std::string& why) {
+    EXPECT_THAT([&] { (void)compressor->merge(unit, mine, theirs); },
+                testing::ThrowsMessage<Error>(testing::HasSubstr(why)));
+  };
+  refused(std::vector<std::byte>(mine.begin(), mine.begin() + 27), "partner's payload for 'w' holds 27 bytes");
+  std::vector<std::byte> far = mine;
+  const std::int64_t outside = 16;
+  std::memcpy(far.data() + 8, &outside, 8);
+  refused(far, "index");
+  std::vector<std::byte> nobody = mine;
+  std::memset(nobody.data() + 24, 0, 2);
+  refused(nobody, "counts 0 ranks");
+  std::vector<std::byte> crowd = mine;
+  const std::uint16_t three = 3;
+  std::memcpy(crowd.data() + 24, &three, 2);
+  refused(crowd, "counts 3 ranks");
+  std::vector<std::byte> repeated = mine;
+  std::memcpy(repeated.data() + 8, repeated.data(), 8);
+  refused(repeated, "repeats or misorders index");
+
+  ConfigSchema schema;
+  CompressorRegistry::global().add_config_keys(schema);
+  const Config one_bit = Config::defaults(
+      schema, std::vector<std::string>{"compressor.name=dct_topk", "compressor.dct_topk.exchange=tree",
+                                       "compressor.dct_topk.wire=compact_1bit"});
+  EXPECT_THAT([&] { (void)CompressorRegistry::global().create(one_bit); },
+              testing::ThrowsMessage<ConfigError>(testing::HasSubstr("needs fp32 values")));
+}
+
+}  // namespace
+}  // namespace lowcomm
