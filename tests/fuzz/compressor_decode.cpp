@@ -5,9 +5,9 @@
 //              bytes overwritten, payloads cut short or lengthened; so the fuzzer works near
 //              well-formed payloads, where the decoders' checks are;
 //   odd mode   raw bytes, cut into W payloads (or read as the sums of a summed round).
-// A multi-round compressor (PowerSGD) gets every round so made; a merging one (gTop-k) merges the
-// payloads so made one after another and decodes the result. Whatever arrives, merge and decode
-// write their result or throw lowcomm::Error; nothing else.
+// A multi-round compressor (PowerSGD) gets every round so made; a merging one (gTop-k, DeMo over
+// the tree) merges the payloads so made one after another and decodes the result. Whatever
+// arrives, merge and decode write their result or throw lowcomm::Error; nothing else.
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +49,7 @@ const std::vector<Case>& cases() {
                       "compressor.sparseloco.packed_codes=false"}},
       {"majority_vote", {"compressor.majority_vote.momentum=0.9"}},
       {"topk", {"compressor.topk.ratio=0.2", "compressor.topk.exchange=tree"}},  // gTop-k: merge, then decode
+      {"dct_topk", {"compressor.dct_topk.topk=4", "compressor.dct_topk.chunk=8", "compressor.dct_topk.exchange=tree"}},
   };
   return all;
 }

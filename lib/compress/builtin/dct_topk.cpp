@@ -331,7 +331,7 @@ std::pair<ValueEncoding, IndexEncoding> encodings_of(const DctTopKOptions& o) {
 
 CompressorInfo dct_topk_compressor() {
   return {.name = "dct_topk",
-          .description = "DeMo's transport: top-k per DCT block, gathered, scatter-mean, inverse DCT",
+          .description = "DeMo's transport: top-k per DCT block, gathered (or merged up a tree), scatter-mean, inverse DCT",
           .parameters = dct_topk_schema().keys(),
           .error_feedback_by_default = false,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {

@@ -241,7 +241,7 @@ const OptionsSchema<TopKOptions>& topk_schema() {
 
 CompressorInfo topk_compressor() {
   return {.name = "topk",
-          .description = "the k largest-magnitude entries with their indices (gathered); duplicates accumulate",
+          .description = "the k largest-magnitude entries with their indices (gathered, or merged up gTop-k's tree); duplicates accumulate",
           .parameters = topk_schema().keys(),
           .error_feedback_by_default = true,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
