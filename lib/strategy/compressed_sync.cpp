@@ -27,9 +27,15 @@ std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& s
 
 PlannedSync planned_sync(const Config& config, std::size_t tensors) {
   const CompressorSelection selection = compressor_selection(config);
-  return {.first = 0, .count = tensors, .compressor = CompressorRegistry::global().create(config),
-          .granularity = selection.granularity, .bucket_bytes = selection.bucket_bytes, .period = 1,
-          .merge_groups = selection.merge_groups};
+  std::unique_ptr<Compressor> compressor = CompressorRegistry::global().create(config);
+  if (selection.merge_groups != "none" && compressor->aggregation() != Aggregation::Merged) {
+    throw ConfigError(fmt::format("compressor.merge_groups = \"{}\" groups the ranks of a merge tree, and compressor "
+                                  "'{}' does not merge: set its exchange = \"tree\" (topk, dct_topk), or unset "
+                                  "merge_groups",
+                                  selection.merge_groups, selection.name));
+  }
+  return {.first = 0, .count = tensors, .compressor = std::move(compressor), .granularity = selection.granularity,
+          .bucket_bytes = selection.bucket_bytes, .period = 1, .merge_groups = selection.merge_groups};
 }
 
 std::unique_ptr<CompressedAllReduce> make_compressed_sync(const StrategySetup& setup) {
