@@ -14,6 +14,7 @@
 #include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/compress/compressed_all_reduce.hpp"
 #include "lowcomm/compress/registry.hpp"
+#include "merge_tree_case.hpp"
 
 namespace lowcomm {
 namespace {
@@ -38,18 +39,10 @@ StepResult run(Communicator& comm, const std::string& group, const std::string& 
                                        fmt::format("compressor.dct_topk.topk={}", fixture().attr_int(group, "k")),
                                        fmt::format("compressor.dct_topk.chunk={}", fixture().attr_int(group, "chunk")),
                                        fmt::format("compressor.dct_topk.exchange={}", exchange)});
-  std::vector<Outage> outages;
-  const std::vector<std::int64_t> present = fixture().ints(group + "/present");
-  for (std::size_t r = 0; r < present.size(); ++r) {
-    if (present[r] == 0) outages.push_back({.rank = static_cast<int>(r), .first = 0, .last = 0});
-  }
-  std::vector<int> groups;
-  if (exchange == "tree" && fixture().attr_int(group, "grouped") != 0) {
-    for (const std::int64_t g : fixture().ints(group + "/groups")) groups.push_back(static_cast<int>(g));
-  }
+  const test::MergeTreeCase tree(fixture(), group);
   CompressedAllReduce sync(comm, CompressorRegistry::global().create(config), {TensorInfo{"w", {rows, cols}}},
-                           Granularity::PerTensor, 1, 0, ExecutionContext{},
-                           outages.empty() ? Participation{} : Participation(comm.size(), 0.0, outages, 0), groups);
+                           Granularity::PerTensor, 1, 0, ExecutionContext{}, tree.participation(),
+                           exchange == "tree" ? tree.groups : std::vector<int>{});
   const auto n = static_cast<std::size_t>(rows * cols);
   const std::vector<float> all = fixture().floats(group + "/input");
   const std::vector<float> mine(all.begin() + static_cast<std::ptrdiff_t>(n * static_cast<std::size_t>(comm.rank())),

@@ -19,6 +19,7 @@
 #include "lowcomm/compress/merge_schedule.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/error.hpp"
+#include "merge_tree_case.hpp"
 
 namespace lowcomm {
 namespace {
@@ -53,16 +54,11 @@ TEST_P(DemoTreeFixture, EqualsTheSimulation) {
   const auto rows = fixture().attr_int(group, "rows"), cols = fixture().attr_int(group, "cols");
   const auto k = fixture().attr_int(group, "k"), chunk = fixture().attr_int(group, "chunk");
   const std::vector<float> input = fixture().floats(group + "/input");
-  std::vector<int> groups;
-  if (fixture().attr_int(group, "grouped") != 0) {
-    for (const std::int64_t g : fixture().ints(group + "/groups")) groups.push_back(static_cast<int>(g));
-  }
-  std::vector<bool> present;
-  for (const std::int64_t p : fixture().ints(group + "/present")) present.push_back(p != 0);
+  const test::MergeTreeCase tree(fixture(), group);
+  const std::vector<bool>& present = tree.present;
   const std::vector<std::int64_t> shape{rows, cols};
   const auto n = static_cast<std::size_t>(rows * cols);
-  UnitContext unit{.unit_id = 0, .name = "w", .shape = shape, .world_size = w,
-                   .participants = static_cast<int>(std::ranges::count(present, true))};
+  UnitContext unit{.unit_id = 0, .name = "w", .shape = shape, .world_size = w, .participants = tree.participants()};
   const auto as = [&](int r) {
     unit.rank = r;
     unit.present = present[static_cast<std::size_t>(r)];
@@ -79,7 +75,7 @@ TEST_P(DemoTreeFixture, EqualsTheSimulation) {
     held.push_back(message.bytes);
   }
   std::vector<std::int64_t> sends(static_cast<std::size_t>(w), 0);
-  for (const MergeRound& round : merge_rounds(w, groups, present)) {
+  for (const MergeRound& round : merge_rounds(w, tree.groups, present)) {
     const std::vector<std::vector<std::byte>> before = held;
     for (int r = 0; r < w; ++r) {
       const int from = merge_source(round, r);

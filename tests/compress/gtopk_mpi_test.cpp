@@ -16,6 +16,7 @@
 #include "lowcomm/compress/compressed_all_reduce.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/error.hpp"
+#include "merge_tree_case.hpp"
 
 namespace lowcomm {
 namespace {
@@ -39,19 +40,10 @@ StepResult run(Communicator& comm, const std::string& group, const std::string& 
   const Config config = Config::defaults(
       schema, std::vector<std::string>{"compressor.name=topk", fmt::format("compressor.topk.k={}", k),
                                        fmt::format("compressor.topk.exchange={}", exchange)});
-  std::vector<Outage> outages;
-  const std::vector<std::int64_t> present = fixture().ints(group + "/present");
-  for (std::size_t r = 0; r < present.size(); ++r) {
-    if (present[r] == 0) outages.push_back({.rank = static_cast<int>(r), .first = 0, .last = 0});
-  }
-  Participation participation = outages.empty() ? Participation{} : Participation(comm.size(), 0.0, outages, 0);
-  std::vector<int> groups;
-  if (fixture().attr_int(group, "grouped") != 0) {
-    for (const std::int64_t g : fixture().ints(group + "/groups")) groups.push_back(static_cast<int>(g));
-  }
+  const test::MergeTreeCase tree(fixture(), group);
   CompressedAllReduce sync(comm, CompressorRegistry::global().create(config), {TensorInfo{"v", {n}}},
-                           Granularity::PerTensor, 1, 0, ExecutionContext{}, std::move(participation),
-                           exchange == "tree" ? groups : std::vector<int>{});
+                           Granularity::PerTensor, 1, 0, ExecutionContext{}, tree.participation(),
+                           exchange == "tree" ? tree.groups : std::vector<int>{});
   const std::vector<float> all = fixture().floats(group + "/input");
   const std::vector<float> mine(all.begin() + comm.rank() * n, all.begin() + (comm.rank() + 1) * n);
   StepResult out;

@@ -18,6 +18,7 @@
 #include "lowcomm/compress/merge_schedule.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/error.hpp"
+#include "merge_tree_case.hpp"
 
 namespace lowcomm {
 namespace {
@@ -46,18 +47,13 @@ Simulated simulate(const std::string& group) {
   const auto w = static_cast<int>(fixture().attr_int(group, "world_size"));
   const auto n = fixture().attr_int(group, "n"), k = fixture().attr_int(group, "k");
   const std::vector<float> input = fixture().floats(group + "/input");
-  std::vector<int> groups;
-  if (fixture().attr_int(group, "grouped") != 0) {
-    for (const std::int64_t g : fixture().ints(group + "/groups")) groups.push_back(static_cast<int>(g));
-  }
-  std::vector<bool> present;
-  for (const std::int64_t p : fixture().ints(group + "/present")) present.push_back(p != 0);
-  const int participants = static_cast<int>(std::ranges::count(present, true));
+  const test::MergeTreeCase tree(fixture(), group);
+  const std::vector<bool>& present = tree.present;
   const std::vector<std::int64_t> shape{n};
   std::vector<std::unique_ptr<Compressor>> ranks;
   std::vector<UnitScratch> scratch(static_cast<std::size_t>(w));
   std::vector<std::vector<std::byte>> held;
-  UnitContext unit{.unit_id = 0, .name = "v", .shape = shape, .world_size = w, .participants = participants};
+  UnitContext unit{.unit_id = 0, .name = "v", .shape = shape, .world_size = w, .participants = tree.participants()};
   const auto as = [&](int r) {
     unit.rank = r;
     unit.present = present[static_cast<std::size_t>(r)];
@@ -73,7 +69,7 @@ Simulated simulate(const std::string& group) {
   }
   Simulated out;
   out.exchanges.assign(static_cast<std::size_t>(w), 0);
-  for (const MergeRound& round : merge_rounds(w, groups, present)) {
+  for (const MergeRound& round : merge_rounds(w, tree.groups, present)) {
     const std::vector<std::vector<std::byte>> before = held;
     for (int r = 0; r < w; ++r) {
       const int from = merge_source(round, r);
