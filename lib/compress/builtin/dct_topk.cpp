@@ -249,7 +249,7 @@ class DctTopK final : public CompressorWith<Buffers> {
       Count count = 0;
       std::memcpy(&count, counts + e * sizeof(Count), sizeof(Count));
       entries.counts[e] = count;
-      if (count == 0 || count > static_cast<Count>(std::min(unit.contributors(), 65535))) {
+      if (count == 0 || count > std::min(unit.contributors(), int{std::numeric_limits<Count>::max()})) {
         throw Error(fmt::format("dct_topk (tree): {} for '{}' counts {} ranks at entry {} ({} take part)", whose,
                                 unit.name, count, e, unit.contributors()));
       }
