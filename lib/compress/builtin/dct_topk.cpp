@@ -104,7 +104,9 @@ class DctTopK final : public CompressorWith<Buffers> {
     TreeEntries both;
     std::vector<std::size_t> order;
     for (std::size_t block = 0; block < static_cast<std::size_t>(plan.layout.blocks()); ++block) {
-      both = {};
+      both.indices.clear();  // kept allocated from block to block
+      both.sums.clear();
+      both.counts.clear();
       std::size_t i = block * k, j = block * k;
       const std::size_t i_end = i + k, j_end = j + k;
       while (i < i_end || j < j_end) {
