@@ -43,8 +43,8 @@ else
   bash scripts/install-deps.sh
   start=$SECONDS
   cmake --preset cuda -DCMAKE_CUDA_ARCHITECTURES="$architecture" >/dev/null
-  cmake --build --preset cuda --parallel "$(nproc)" --target lowcomm_cli kernels_cuda_test compressors_mpi_test local_rank_test \
-      strategy_mpi_test demo_fixture_test gpt_cuda_kernels_test gpt_model_test transport_mpi_test
+  source scripts/cuda-test-targets.sh
+  cmake --build --preset cuda --parallel "$(nproc)" --target "${cuda_test_targets[@]}"
   echo "# build: $((SECONDS - start)) s"
 fi
 echo "== tests labelled cuda or gpu =="

@@ -6,9 +6,11 @@
 # the Kokkos configuration (preset kokkos: the Kokkos kernels against Reference, and every
 # compressor's and strategy's MPI test and benchmark once more on them; only what those tests need
 # is built), and
-# the CUDA configuration where nvcc is installed (preset cuda: everything built with the CUDA code,
-# and every test but the long ones run, as a cluster's login node with nvcc and no GPU would: each
-# passes, or skips saying why (the GPU tests); scripts/gpu-check.sh runs them on a GPU).
+# the CUDA configuration where nvcc is installed (preset cuda: the library and CLI built with the
+# CUDA code, and the tests labelled cuda or gpu run, as a cluster's login node with nvcc and no GPU
+# would: the kernel dispatch with the CUDA backend compiled in, the CLI's and the installed
+# package's CUDA paths, and the GPU tests, which skip saying why; scripts/gpu-check.sh runs them on
+# a GPU. The rest of the code is the same as in the release build, whose tests it would repeat).
 # Last, every fuzz target for 30 s (preset fuzz: scripts/fuzz.sh, docs/reliability.md; the fixed
 # defects' inputs first).
 # `bash scripts/test.sh release` (or `debug`, `kokkos`, `cuda`, `fuzz`) runs one.
@@ -35,6 +37,9 @@ for preset in "${presets[@]}"; do
   if [ "$preset" = kokkos ]; then
     bash scripts/build.sh kokkos lowcomm_cli kernels_kokkos_test compressors_mpi_test strategy_mpi_test \
       demo_fixture_test
+  elif [ "$preset" = cuda ]; then
+    source scripts/cuda-test-targets.sh
+    bash scripts/build.sh cuda "${cuda_test_targets[@]}"
   else
     bash scripts/build.sh "$preset"
   fi
