@@ -142,11 +142,19 @@ for world, rounds, busiest in ((4, 2, 2), (5, 4, 4)):
 # 0 -> 1, 3 -> 4): five rounds, ranks 0 and 3 send in three and receive in three.
 rows = plan("--model", JSON_MODEL, "--world-size", "6",
             "--method", "regional: compressor.name=topk compressor.topk.k=10 compressor.topk.exchange=tree "
+            "compressor.merge_groups=\"3\"",
+            "--method", "dense-regional: compressor.none.value_type=bf16 compressor.none.exchange=tree "
             "compressor.merge_groups=\"3\"")
 expect(rows, "regional", "collectives", 5)
 expect(rows, "regional", "wire_sent_bytes", 3 * 240)
 expect(rows, "regional", "wire_received_bytes", 3 * 240)
 expect(rows, "regional", "comm_s", 5 * (0.010 + 240 / 1.25e8), 1e-12)
+# The dense tree on the same rounds: the whole model (14432 bf16 values) in every message.
+dense = 2 * (8192 + 6144 + 96)
+expect(rows, "dense-regional", "payload_bytes", dense)
+expect(rows, "dense-regional", "collectives", 5)
+expect(rows, "dense-regional", "wire_sent_bytes", 3 * dense)
+expect(rows, "dense-regional", "comm_s", 5 * (0.010 + dense / 1.25e8), 1e-12)
 
 # The published figures (REFERENCE.md §5), as docs/plan.md reproduces them.
 rows = plan("--model", "olmo-1b", "--world-size", "64",

@@ -3,7 +3,10 @@
 // make_gtopk_fixture.py: the butterfly, regional groups, absent ranks), and every rank's
 // aggregate and residual equal the simulation's bit for bit; each rank's bytes are one payload per
 // round it sends in; with k large enough that nothing is dropped, the tree's aggregate equals the
-// gather's; groups with a compressor that does not merge are refused.
+// gather's; groups with a compressor that does not merge are refused. The dense tree
+// (compressor.none.exchange = "tree") is the same merges with every entry kept: its aggregate equals
+// top-k's tree at k = n bit for bit on every case (groups and absent ranks included), and the
+// all-reduce's where the sums are exact, in fp32 and in bf16.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -31,19 +34,17 @@ struct StepResult {
   SyncReport report;
 };
 
-// One step of `exchange` ("tree" or "gather") top-k with error feedback on the group's inputs,
-// with its groups and absent ranks.
-StepResult run(Communicator& comm, const std::string& group, const std::string& exchange) {
-  const auto n = fixture().attr_int(group, "n"), k = fixture().attr_int(group, "k");
+// One step of the compressor that `settings` configure on the group's inputs, with its absent ranks
+// and, for a merged exchange, its groups.
+StepResult run_configured(Communicator& comm, const std::string& group, const std::vector<std::string>& settings) {
+  const auto n = fixture().attr_int(group, "n");
   ConfigSchema schema;
   CompressorRegistry::global().add_config_keys(schema);
-  const Config config = Config::defaults(
-      schema, std::vector<std::string>{"compressor.name=topk", fmt::format("compressor.topk.k={}", k),
-                                       fmt::format("compressor.topk.exchange={}", exchange)});
+  std::unique_ptr<Compressor> compressor = CompressorRegistry::global().create(Config::defaults(schema, settings));
   const test::MergeTreeCase tree(fixture(), group);
-  CompressedAllReduce sync(comm, CompressorRegistry::global().create(config), {TensorInfo{"v", {n}}},
-                           Granularity::PerTensor, 1, 0, ExecutionContext{}, tree.participation(),
-                           exchange == "tree" ? tree.groups : std::vector<int>{});
+  const bool merged = compressor->aggregation() == Aggregation::Merged;
+  CompressedAllReduce sync(comm, std::move(compressor), {TensorInfo{"v", {n}}}, Granularity::PerTensor, 1, 0,
+                           ExecutionContext{}, tree.participation(), merged ? tree.groups : std::vector<int>{});
   const std::vector<float> all = fixture().floats(group + "/input");
   const std::vector<float> mine(all.begin() + comm.rank() * n, all.begin() + (comm.rank() + 1) * n);
   StepResult out;
@@ -53,8 +54,23 @@ StepResult run(Communicator& comm, const std::string& group, const std::string& 
   out.report = sync.run(0, in, result);
   StateDict state;
   sync.compressor().save_state(state, "");
-  out.residual = state.floats("residual/0");
+  if (state.contains("residual/0")) out.residual = state.floats("residual/0");
   return out;
+}
+
+// One step of `exchange` ("tree" or "gather") top-k with error feedback and the case's k.
+StepResult run(Communicator& comm, const std::string& group, const std::string& exchange,
+               std::int64_t k_override = 0) {
+  const std::int64_t k = k_override > 0 ? k_override : fixture().attr_int(group, "k");
+  return run_configured(comm, group, {"compressor.name=topk", fmt::format("compressor.topk.k={}", k),
+                                      fmt::format("compressor.topk.exchange={}", exchange)});
+}
+
+// One step of the dense exchange: `exchange` "all_reduce" or "tree", values in `type`.
+StepResult run_dense(Communicator& comm, const std::string& group, const std::string& exchange,
+                     const std::string& type = "fp32") {
+  return run_configured(comm, group, {"compressor.name=none", fmt::format("compressor.none.exchange={}", exchange),
+                                      fmt::format("compressor.none.value_type={}", type)});
 }
 
 // The fixture's cases of this world size.
@@ -94,6 +110,33 @@ TEST(GtopkMpi, WithNothingDroppedTheTreeEqualsTheGather) {
   const StepResult tree = run(comm, group, "tree"), gather = run(comm, group, "gather");
   EXPECT_EQ(tree.aggregate, gather.aggregate);
   EXPECT_EQ(tree.aggregate, fixture().floats(group + "/aggregate"));
+}
+
+// The dense tree merges whole vectors through the same rounds; top-k's tree at k = n keeps every
+// entry, summed in the same pairs, so the two agree bit for bit, each rank sending the whole
+// vector (n fp32 values) in every round it sends in.
+TEST(GtopkMpi, TheDenseTreeIsTopkTreeKeepingEveryEntry) {
+  Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
+  for (const std::string& group : cases_of(comm.size())) {
+    SCOPED_TRACE(group);
+    const auto n = fixture().attr_int(group, "n");
+    const StepResult dense = run_dense(comm, group, "tree"), sparse = run(comm, group, "tree", n);
+    EXPECT_EQ(dense.aggregate, sparse.aggregate);
+    const auto r = static_cast<std::size_t>(comm.rank());
+    EXPECT_EQ(dense.report.comm.bytes_sent, static_cast<std::uint64_t>(fixture().ints(group + "/sends")[r]) *
+                                                static_cast<std::uint64_t>(n) * 4);
+  }
+}
+
+// Small integers: every partial sum is exact in fp32 and bf16, so the order of the sums does not
+// matter and the dense tree's mean is the all-reduce's, with nothing lost to rounding in bf16.
+TEST(GtopkMpi, TheDenseTreeEqualsTheAllReduceWhereSumsAreExact) {
+  Communicator comm(MPI_COMM_WORLD, CommunicatorOptions{});
+  const std::string group = "/exact_w" + std::to_string(comm.size());
+  const StepResult all_reduce = run_dense(comm, group, "all_reduce");
+  EXPECT_EQ(run_dense(comm, group, "tree").aggregate, all_reduce.aggregate);
+  EXPECT_EQ(run_dense(comm, group, "tree", "bf16").aggregate, all_reduce.aggregate);
+  EXPECT_EQ(run_dense(comm, group, "all_reduce", "bf16").aggregate, all_reduce.aggregate);
 }
 
 TEST(GtopkMpi, RefusesGroupsWithoutAMergeAndNonFp32Values) {
