@@ -78,9 +78,9 @@ CompressedAllReduce::CompressedAllReduce(Communicator& comm, std::unique_ptr<Com
   if (compressor_->aggregation() == Aggregation::Merged) {
     merge_rounds_ = merge_rounds(comm_.size(), merge_groups_);
   } else if (!merge_groups_.empty()) {
-    throw ConfigError("compressor.merge_groups groups the ranks of a merged exchange (compressor.none.exchange, "
-                      "compressor.topk.exchange or compressor.dct_topk.exchange = \"tree\"); this compressor gathers "
-                      "or sums: unset merge_groups, or use the tree");
+    throw ConfigError("compressor.merge_groups groups the ranks of a merged exchange (the exchange = \"tree\" of "
+                      "compressor none, topk, dct_topk or sparseloco); this compressor gathers or sums: unset "
+                      "merge_groups, or use the tree");
   }
   units_ = compression_units(tensors_, granularity, bucket_bytes);
   scratch_.resize(units_.size());

@@ -32,7 +32,7 @@ void CompressorRegistry::add_config_keys(ConfigSchema& schema, std::string_view 
   schema.real(fmt::format("{}.bucket_mb", prefix), 25.0, "bucket size cap in MiB (granularity = bucket)",
               1e-6, 1e6);
   schema.string(fmt::format("{}.merge_groups", prefix), "none",
-                "a merged exchange's tree (none, topk or dct_topk with exchange = tree): none (a butterfly over all ranks), all (reduce "
+                "a merged exchange's tree (none, topk, dct_topk or sparseloco with exchange = tree): none (a butterfly over all ranks), all (reduce "
                 "to one rank and broadcast), regions (network.regions: reduce in each region, a butterfly of one "
                 "rank per region, broadcast back), or n (the same in blocks of n consecutive ranks, e.g. a node's)");
   for (const CompressorInfo* info : all()) {

@@ -30,7 +30,7 @@ PlannedSync planned_sync(const Config& config, std::size_t tensors) {
   std::unique_ptr<Compressor> compressor = CompressorRegistry::global().create(config);
   if (selection.merge_groups != "none" && compressor->aggregation() != Aggregation::Merged) {
     throw ConfigError(fmt::format("compressor.merge_groups = \"{}\" groups the ranks of a merge tree, and compressor "
-                                  "'{}' does not merge: set its exchange = \"tree\" (none, topk, dct_topk), or unset "
+                                  "'{}' does not merge: set its exchange = \"tree\" (none, topk, dct_topk, sparseloco), or unset "
                                   "merge_groups",
                                   selection.merge_groups, selection.name));
   }

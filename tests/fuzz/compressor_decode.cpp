@@ -5,8 +5,8 @@
 //              bytes overwritten, payloads cut short or lengthened; so the fuzzer works near
 //              well-formed payloads, where the decoders' checks are;
 //   odd mode   raw bytes, cut into W payloads (or read as the sums of a summed round).
-// A multi-round compressor (PowerSGD) gets every round so made; a merging one (gTop-k, DeMo over
-// the tree) merges the payloads so made one after another and decodes the result. Whatever
+// A multi-round compressor (PowerSGD) gets every round so made; a merging one (gTop-k, DeMo's,
+// SparseLoCo's and the dense tree) merges the payloads so made one after another and decodes the result. Whatever
 // arrives, merge and decode write their result or throw lowcomm::Error; nothing else.
 #include <memory>
 #include <string>
@@ -50,6 +50,9 @@ const std::vector<Case>& cases() {
       {"majority_vote", {"compressor.majority_vote.momentum=0.9"}},
       {"topk", {"compressor.topk.ratio=0.2", "compressor.topk.exchange=tree"}},  // gTop-k: merge, then decode
       {"dct_topk", {"compressor.dct_topk.topk=4", "compressor.dct_topk.chunk=8", "compressor.dct_topk.exchange=tree"}},
+      {"none", {"compressor.none.value_type=bf16", "compressor.none.exchange=tree"}},  // the dense tree
+      {"sparseloco", {"compressor.sparseloco.topk=4", "compressor.sparseloco.chunk=8", "compressor.sparseloco.bins=0",
+                      "compressor.sparseloco.norm_clip=false", "compressor.sparseloco.exchange=tree"}},
   };
   return all;
 }

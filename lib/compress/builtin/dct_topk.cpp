@@ -11,21 +11,17 @@
 // `transmitted` is the selection before its value encoding, whichever it is, as Psyche's sender
 // keeps it for 1 bit: DeMo removes its own estimate from the momentum, not what rounding made of it.
 //
-// exchange = "tree": DeMo over gTop-k's merge tree (merge_schedule.hpp) instead of the gather.
-// Each entry travels with the number of ranks summed into it (uint16): a rank's own payload is
-// its selection with counts of 1; a merge, per block, takes the union, adds values (fp32) and
-// counts where both hold an index, and keeps the k entries of largest |sum| (ties: lower index).
-// The aggregate is the inverse DCT of sum / count per kept slot: the scatter-mean over the ranks
-// whose entries reached it, so with nothing dropped it is the gather's. As gTop-k, a rank counts
-// as transmitted its own entries whose index is among the final k of their block.
+// exchange = "tree": DeMo over gTop-k's merge tree (merge_schedule.hpp) instead of the gather,
+// the coefficients in block_tree.hpp's payload (each entry with the number of ranks summed into
+// it; merges keep the k largest |sum| per block). The aggregate is the inverse DCT of sum / count
+// per kept slot: the scatter-mean over the ranks whose entries reached it, so with nothing dropped
+// it is the gather's. As gTop-k, a rank counts as transmitted its own entries whose index is among
+// the final k of their block.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <limits>
-#include <numeric>
 
+#include "block_tree.hpp"
 #include "builtins.hpp"
 #include "lowcomm/compress/dct_topk_options.hpp"
 #include "lowcomm/error.hpp"
@@ -52,14 +48,6 @@ struct Buffers {
   std::vector<float> kept_values;              // the tree: selection.values, +0 where the merges dropped the index
 };
 
-// A tree payload's entries, block b's at [b·k, (b+1)·k), sorted by index within each block.
-struct TreeEntries {
-  std::vector<std::int64_t> indices;
-  std::vector<float> sums;
-  std::vector<std::uint32_t> counts;
-};
-using Count = std::uint16_t;  // ranks summed into an entry, on the wire
-
 class DctTopK final : public CompressorWith<Buffers> {
  public:
   DctTopK(std::int64_t k, std::int64_t chunk, ValueEncoding values, IndexEncoding indices, bool tree)
@@ -75,65 +63,17 @@ class DctTopK final : public CompressorWith<Buffers> {
     selection.values.resize(plan.selected());
     kernels::dct_topk_per_block(unit.execution.backend, plan.layout, gradient, plan.k, selection.indices,
                                 selection.values);
-    if (tree_) {
-      if (unit.world_size > std::numeric_limits<Count>::max()) {
-        throw Error(fmt::format("dct_topk (tree): {} ranks, more than the {} an entry's count holds", unit.world_size,
-                                std::numeric_limits<Count>::max()));
-      }
-      TreeEntries own{selection.indices, selection.values, std::vector<std::uint32_t>(selection.indices.size(), 1)};
-      sort_blocks(plan, own);
-      return Message::merge(write_tree(unit, plan, own));
-    }
-    std::vector<std::byte> payload(plan.payload_bytes());
+    if (tree_) return Message::merge(tree_wire(unit, plan).own(unit, selection.indices, selection.values));
+    std::vector<std::byte> payload(plan.gathered_bytes());
     const auto [index_part, value_part] = split(std::span(payload), plan);
     indices_.pack(unit.execution.backend, selection.indices, plan.limit(), index_part);
     values_.encode(unit.execution.backend, selection.values, value_part);
     return Message::gather(std::move(payload));
   }
 
-  // Per block: the union of the two entry sets, values and counts added where both hold an
-  // index, cut to the k largest |sum| (ties: lower index). a + b == b + a, so both ranks of a
-  // pair compute the same bytes.
   std::vector<std::byte> merge(const UnitContext& unit, std::span<const std::byte> mine,
                                std::span<const std::byte> theirs) const override {
-    const Plan plan = plan_of(unit);
-    const TreeEntries a = read_tree(unit, plan, mine, "its own merged payload");
-    const TreeEntries b = read_tree(unit, plan, theirs, "its partner's payload");
-    const auto k = static_cast<std::size_t>(plan.k);
-    TreeEntries kept;
-    TreeEntries both;
-    std::vector<std::size_t> order;
-    for (std::size_t block = 0; block < static_cast<std::size_t>(plan.layout.blocks()); ++block) {
-      both.indices.clear();  // kept allocated from block to block
-      both.sums.clear();
-      both.counts.clear();
-      std::size_t i = block * k, j = block * k;
-      const std::size_t i_end = i + k, j_end = j + k;
-      while (i < i_end || j < j_end) {
-        if (j == j_end || (i < i_end && a.indices[i] < b.indices[j])) {
-          add_entry(both, a.indices[i], a.sums[i], a.counts[i]);
-          ++i;
-        } else if (i == i_end || b.indices[j] < a.indices[i]) {
-          add_entry(both, b.indices[j], b.sums[j], b.counts[j]);
-          ++j;
-        } else {
-          add_entry(both, a.indices[i], a.sums[i] + b.sums[j], a.counts[i] + b.counts[j]);
-          ++i;
-          ++j;
-        }
-      }
-      order.resize(both.indices.size());
-      std::iota(order.begin(), order.end(), std::size_t{0});
-      std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
-                        [&](std::size_t x, std::size_t y) {
-                          const float ax = std::abs(both.sums[x]), ay = std::abs(both.sums[y]);
-                          return ax != ay ? ax > ay : both.indices[x] < both.indices[y];
-                        });
-      order.resize(k);
-      std::ranges::sort(order);  // positions in `both` are in index order
-      for (const std::size_t at : order) add_entry(kept, both.indices[at], both.sums[at], both.counts[at]);
-    }
-    return write_tree(unit, plan, kept);
+    return tree_wire(unit, plan_of(unit)).merge(unit, mine, theirs);
   }
 
   std::optional<Message> decode(const UnitContext& unit, int, const Received& received, Buffers& buffers,
@@ -146,9 +86,9 @@ class DctTopK final : public CompressorWith<Buffers> {
     std::vector<kernels::BlockPairs> sources;
     for (std::size_t w = 0; w < received.gathered.size(); ++w) {
       const std::span<const std::byte> payload = received.gathered[w];
-      if (payload.size() != plan.payload_bytes()) {
+      if (payload.size() != plan.gathered_bytes()) {
         throw Error(fmt::format("dct_topk: rank {} sent {} bytes for '{}', expected {}", received.sender(w), payload.size(),
-                                unit.name, plan.payload_bytes()));
+                                unit.name, plan.gathered_bytes()));
       }
       const auto [index_part, value_part] = split(payload, plan);
       const std::span<std::int64_t> indices = std::span(buffers.received_indices).subspan(w * per_rank, per_rank);
@@ -175,7 +115,8 @@ class DctTopK final : public CompressorWith<Buffers> {
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
-    return plan_of(unit).payload_bytes();
+    const Plan plan = plan_of(unit);
+    return tree_ ? tree_wire(unit, plan).payload_bytes() : plan.gathered_bytes();
   }
 
  private:
@@ -184,108 +125,34 @@ class DctTopK final : public CompressorWith<Buffers> {
     std::int64_t k;  // per block: clamp(k, 1, h·w)
     const ValueEncoding& values;
     const IndexEncoding& indices;
-    bool tree;
     std::size_t selected() const { return static_cast<std::size_t>(layout.blocks() * k); }
     std::uint64_t limit() const { return static_cast<std::uint64_t>(layout.block_size()); }  // indices are in-block
     std::size_t index_bytes() const { return indices.bytes(selected(), limit()); }
     std::size_t value_bytes() const { return values.bytes(selected()); }
-    // The tree's payload ends with one count per entry.
-    std::size_t payload_bytes() const { return index_bytes() + value_bytes() + (tree ? sizeof(Count) * selected() : 0); }
+    std::size_t gathered_bytes() const { return index_bytes() + value_bytes(); }
   };
   Plan plan_of(const UnitContext& unit) const {
     const BlockLayout layout = kernels::block_layout(unit.shape, chunk_);
-    return {layout, std::clamp<std::int64_t>(k_, 1, layout.block_size()), values_, indices_, tree_};
+    return {layout, std::clamp<std::int64_t>(k_, 1, layout.block_size()), values_, indices_};
   }
 
-  static void add_entry(TreeEntries& entries, std::int64_t index, float sum, std::uint32_t count) {
-    entries.indices.push_back(index);
-    entries.sums.push_back(sum);
-    entries.counts.push_back(count);
-  }
-
-  // Each block's entries in index order (the selection comes in magnitude order).
-  static void sort_blocks(const Plan& plan, TreeEntries& entries) {
-    const auto k = static_cast<std::size_t>(plan.k);
-    TreeEntries sorted;
-    std::vector<std::size_t> order(k);
-    for (std::size_t begin = 0; begin < entries.indices.size(); begin += k) {
-      std::iota(order.begin(), order.end(), begin);
-      std::ranges::sort(order, [&](std::size_t x, std::size_t y) { return entries.indices[x] < entries.indices[y]; });
-      for (const std::size_t at : order) add_entry(sorted, entries.indices[at], entries.sums[at], entries.counts[at]);
-    }
-    entries = std::move(sorted);
-  }
-
-  std::vector<std::byte> write_tree(const UnitContext& unit, const Plan& plan, const TreeEntries& entries) const {
-    std::vector<std::byte> payload(plan.payload_bytes());
-    const std::span<std::byte> bytes(payload);
-    indices_.pack(unit.execution.backend, entries.indices, plan.limit(), bytes.first(plan.index_bytes()));
-    values_.encode(unit.execution.backend, entries.sums, bytes.subspan(plan.index_bytes(), plan.value_bytes()));
-    std::byte* counts = payload.data() + plan.index_bytes() + plan.value_bytes();
-    for (std::size_t e = 0; e < entries.counts.size(); ++e) {
-      if (entries.counts[e] > std::numeric_limits<Count>::max()) {
-        throw Error(fmt::format("dct_topk (tree): unit '{}' merged {} ranks into one entry, more than a count holds",
-                                unit.name, entries.counts[e]));
-      }
-      const auto count = static_cast<Count>(entries.counts[e]);
-      std::memcpy(counts + e * sizeof(Count), &count, sizeof(Count));
-    }
-    return payload;
-  }
-
-  // A tree payload's entries, checked (throwing naming `whose`): its size, finite sums, counts of
-  // at least one rank and at most the ranks taking part, every index once in its block.
-  TreeEntries read_tree(const UnitContext& unit, const Plan& plan, std::span<const std::byte> payload,
-                        const char* whose) const {
-    if (payload.size() != plan.payload_bytes()) {
-      throw Error(fmt::format("dct_topk (tree): {} for '{}' holds {} bytes, expected {}", whose, unit.name,
-                              payload.size(), plan.payload_bytes()));
-    }
-    TreeEntries entries{std::vector<std::int64_t>(plan.selected()), std::vector<float>(plan.selected()),
-                        std::vector<std::uint32_t>(plan.selected())};
-    indices_.unpack(unit.execution.backend, payload.first(plan.index_bytes()), plan.limit(), entries.indices);
-    values_.decode(unit.execution.backend, payload.subspan(plan.index_bytes(), plan.value_bytes()), entries.sums);
-    const std::byte* counts = payload.data() + plan.index_bytes() + plan.value_bytes();
-    const auto k = static_cast<std::size_t>(plan.k);
-    for (std::size_t e = 0; e < entries.counts.size(); ++e) {
-      Count count = 0;
-      std::memcpy(&count, counts + e * sizeof(Count), sizeof(Count));
-      entries.counts[e] = count;
-      if (count == 0 || count > std::min(unit.contributors(), int{std::numeric_limits<Count>::max()})) {
-        throw Error(fmt::format("dct_topk (tree): {} for '{}' counts {} ranks at entry {} ({} take part)", whose,
-                                unit.name, count, e, unit.contributors()));
-      }
-      if (!std::isfinite(entries.sums[e])) {
-        throw Error(fmt::format("dct_topk (tree): {} for '{}' holds {} at entry {}", whose, unit.name, entries.sums[e], e));
-      }
-      if (entries.indices[e] < 0 || entries.indices[e] >= plan.layout.block_size()) {
-        throw Error(fmt::format("dct_topk (tree): {} for '{}' holds index {} in a block of {}", whose, unit.name,
-                                entries.indices[e], plan.layout.block_size()));
-      }
-      if (e % k != 0 && entries.indices[e] <= entries.indices[e - 1]) {
-        throw Error(fmt::format("dct_topk (tree): {} for '{}' repeats or misorders index {} in block {}", whose,
-                                unit.name, entries.indices[e], e / k));
-      }
-    }
-    return entries;
+  BlockTree tree_wire(const UnitContext& unit, const Plan& plan) const {
+    return {"dct_topk (tree)", {.blocks = plan.layout.blocks(), .k = plan.k, .block_size = plan.layout.block_size()},
+            values_, indices_, unit.execution.backend};
   }
 
   // The aggregate from the merged payload, and which of this rank's own entries are among it.
   std::optional<Message> decode_merged(const UnitContext& unit, const Plan& plan, std::span<const std::byte> merged,
                                        Buffers& buffers, std::span<float> aggregate) const {
-    const TreeEntries global = read_tree(unit, plan, merged, "the merged payload");
+    const BlockTree wire = tree_wire(unit, plan);
+    const BlockTreeEntries global = wire.read(unit, merged, "the merged payload");
     std::vector<float>& means = buffers.received_values;
     means.resize(global.sums.size());
     for (std::size_t e = 0; e < means.size(); ++e) means[e] = global.sums[e] / static_cast<float>(global.counts[e]);
     const std::vector<kernels::BlockPairs> sources = {{global.indices, means}};
     kernels::scatter_mean_dct_decode(unit.execution.backend, plan.layout, plan.k, sources, aggregate);
-    const Selection& selection = buffers.selection;
-    const auto k = static_cast<std::size_t>(plan.k);
-    buffers.kept_values.resize(selection.values.size());
-    for (std::size_t e = 0; e < selection.indices.size(); ++e) {
-      const auto block = std::span(global.indices).subspan(e / k * k, k);
-      buffers.kept_values[e] = std::ranges::binary_search(block, selection.indices[e]) ? selection.values[e] : 0.0f;
-    }
+    buffers.kept_values.resize(buffers.selection.values.size());
+    wire.keep_own(global, buffers.selection.indices, buffers.selection.values, buffers.kept_values);
     return std::nullopt;
   }
 

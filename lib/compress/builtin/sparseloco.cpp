@@ -12,11 +12,21 @@
 //     then per entry the mean over the ranks that selected it (0 where none did).
 // With error feedback at decay 0.95 and DiLoCo's outer step with no momentum and outer lr 1 this
 // is SparseLoCo (docs/strategies.md).
+//
+// exchange = "tree": the selection merged up gTop-k's tree (merge_schedule.hpp) instead of
+// gathered, in block_tree.hpp's payload (12-bit indices, fp32 sums, a count per entry; each merge
+// keeps the k largest |sum| per block), the aggregate sum / count per kept entry: the gather's
+// per-entry mean where nothing was dropped. Two parts of the wire cannot travel a tree, so the
+// tree refuses them: codebook values (a merge must add values; bins = 0 sends fp32) and the norm
+// clip (the median of every rank's norm, known only once every payload has arrived; norm_clip =
+// false). As gTop-k, a rank counts as transmitted its own entries whose index is among the final
+// k of their block; error feedback keeps the rest.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "block_tree.hpp"
 #include "builtins.hpp"
 #include "lowcomm/compress/index_encoding.hpp"
 #include "lowcomm/compress/value_encoding.hpp"
@@ -35,6 +45,7 @@ struct SparseLocoOptions {
   double range = 6.0;
   bool packed_codes = true;
   bool norm_clip = true;
+  std::string exchange = "gather";
 };
 
 // A unit's scratch: this rank's selection of a step (positions in the unit and the values as
@@ -45,6 +56,8 @@ struct SparseLocoOptions {
 struct Selection {
   std::vector<std::int64_t> indices;
   std::vector<float> values;
+  std::vector<std::int64_t> within;  // the tree: the entries' indices within their blocks
+  std::vector<float> kept;           // the tree: values, +0 where the merges dropped the index
   std::vector<std::int64_t> origin;
   std::vector<float> blocked;
   std::vector<float> counts;
@@ -68,7 +81,7 @@ class SparseLoco final : public CompressorWith<Selection> {
                                              .range = o_.range,
                                              .code_bits = o_.packed_codes ? 0 : 8}) {}
 
-  Aggregation aggregation() const override { return Aggregation::Gathered; }
+  Aggregation aggregation() const override { return tree() ? Aggregation::Merged : Aggregation::Gathered; }
   bool supports(Granularity) const override { return true; }
 
   Message encode(const UnitContext& unit, std::span<const float> input, Selection& selection) override {
@@ -79,9 +92,20 @@ class SparseLoco final : public CompressorWith<Selection> {
     blocked.resize(origin.size());
     for (std::size_t i = 0; i < origin.size(); ++i) blocked[i] = input[static_cast<std::size_t>(origin[i])];
     const auto count = static_cast<std::size_t>(plan.count());
-    std::vector<std::int64_t> within(count);
+    std::vector<std::int64_t>& within = selection.within;
+    within.resize(count);
     std::vector<float> values(count);
     kernels::topk_per_block(kHost, blocked, block, plan.k, within, values);
+    if (tree()) {
+      selection.indices.resize(count);
+      selection.values.resize(count);
+      for (std::size_t i = 0; i < count; ++i) {
+        const auto b = static_cast<std::int64_t>(i) / plan.k;
+        selection.indices[i] = origin[static_cast<std::size_t>(b * block + within[i])];
+        selection.values[i] = 0.0f + values[i];  // as in the gather, −0 travels as +0
+      }
+      return Message::merge(tree_wire(plan).own(unit, within, selection.values));
+    }
 
     std::vector<std::byte> payload(payload_bytes(plan));
     const std::size_t index_bytes = kIndices.bytes(count, plan.limit());
@@ -99,9 +123,15 @@ class SparseLoco final : public CompressorWith<Selection> {
     return Message::gather(std::move(payload));
   }
 
+  std::vector<std::byte> merge(const UnitContext& unit, std::span<const std::byte> mine,
+                               std::span<const std::byte> theirs) const override {
+    return tree_wire(plan_of(unit)).merge(unit, mine, theirs);
+  }
+
   std::optional<Message> decode(const UnitContext& unit, int, const Received& received, Selection& selection,
                                 std::span<float> aggregate) override {
     const Plan plan = plan_of(unit);
+    if (tree()) return decode_merged(unit, plan, received.merged, selection, aggregate);
     const auto count = static_cast<std::size_t>(plan.count());
     const std::vector<std::int64_t>& origin = origins(plan.layout, selection);
     const std::size_t ranks = received.gathered.size();
@@ -151,11 +181,12 @@ class SparseLoco final : public CompressorWith<Selection> {
 
   Transmitted transmitted(const UnitContext&, std::span<const float>, const Selection& selection,
                           std::span<float>) const override {
-    return Transmitted::entries(selection.indices, selection.values);
+    return Transmitted::entries(selection.indices, tree() ? selection.kept : selection.values);
   }
 
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int) const override {
-    return payload_bytes(plan_of(unit));
+    const Plan plan = plan_of(unit);
+    return tree() ? tree_wire(plan).payload_bytes() : payload_bytes(plan);
   }
 
  private:
@@ -188,6 +219,30 @@ class SparseLoco final : public CompressorWith<Selection> {
       }
     }
     return origin;
+  }
+
+  bool tree() const { return o_.exchange == "tree"; }
+  BlockTree tree_wire(const Plan& plan) const {
+    return {"sparseloco (tree)", {.blocks = plan.layout.blocks(), .k = plan.k, .block_size = plan.layout.block_size()},
+            ValueEncoding{}, kIndices, kHost};
+  }
+
+  // The aggregate from the merged payload, and which of this rank's own entries are among it.
+  std::optional<Message> decode_merged(const UnitContext& unit, const Plan& plan, std::span<const std::byte> merged,
+                                       Selection& selection, std::span<float> aggregate) const {
+    const BlockTree wire = tree_wire(plan);
+    const BlockTreeEntries global = wire.read(unit, merged, "the merged payload");
+    const std::vector<std::int64_t>& origin = origins(plan.layout, selection);
+    const std::int64_t block = plan.layout.block_size();
+    std::fill(aggregate.begin(), aggregate.end(), 0.0f);
+    for (std::size_t e = 0; e < global.indices.size(); ++e) {
+      const auto b = static_cast<std::int64_t>(e) / plan.k;
+      aggregate[static_cast<std::size_t>(origin[static_cast<std::size_t>(b * block + global.indices[e])])] =
+          global.sums[e] / static_cast<float>(global.counts[e]);
+    }
+    selection.kept.resize(selection.values.size());
+    wire.keep_own(global, selection.within, selection.values, selection.kept);
+    return std::nullopt;
   }
 
   std::size_t payload_bytes(const Plan& plan) const {
@@ -232,7 +287,12 @@ const OptionsSchema<SparseLocoOptions>& sparseloco_schema() {
           .field("packed_codes", &SparseLocoOptions::packed_codes,
                  "codes at ceil(log2 bins) bits each (the paper's count); false: one byte each, as templar sends them")
           .field("norm_clip", &SparseLocoOptions::norm_clip,
-                 "scale each rank's values down to the median of the ranks' norms where larger (templar's clip_norm)");
+                 "scale each rank's values down to the median of the ranks' norms where larger (templar's clip_norm)")
+          .field("exchange", &SparseLocoOptions::exchange,
+                 "gather (every payload to every rank) or tree (merged pairwise with a count per entry, the k largest "
+                 "sums kept per block at each merge; compressor.merge_groups picks the tree; needs bins = 0 and "
+                 "norm_clip = false)",
+                 {.choices = {"gather", "tree"}});
   return schema;
 }
 
@@ -241,13 +301,25 @@ const OptionsSchema<SparseLocoOptions>& sparseloco_schema() {
 CompressorInfo sparseloco_compressor() {
   return {.name = "sparseloco",
           .description = "SparseLoCo's wire: top-k per block (no DCT), 12-bit indices, values on a 2-bit codebook, "
-                         "peer-norm clipping, per-entry mean over the ranks that chose an entry",
+                         "peer-norm clipping, per-entry mean over the ranks that chose an entry (gathered, or merged "
+                         "up a tree with fp32 values)",
           .parameters = sparseloco_schema().keys(),
           .error_feedback_by_default = true,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
             const SparseLocoOptions options = sparseloco_schema().read(p);
             if (options.bins == 1) {
               throw ConfigError(fmt::format("{}.bins = 1 leaves one code: set 0 (fp32 values) or 2 to 256", p.prefix()));
+            }
+            if (options.exchange == "tree" && options.bins != 0) {
+              throw ConfigError(fmt::format("{0}.exchange = \"tree\" sums values at every merge, which codebook codes "
+                                            "cannot hold: set {0}.bins = 0 (fp32 values)",
+                                            p.prefix()));
+            }
+            if (options.exchange == "tree" && options.norm_clip) {
+              throw ConfigError(fmt::format("{0}.exchange = \"tree\" cannot clip to the median of the ranks' norms "
+                                            "(a merge sees two payloads, not every rank's norm): set {0}.norm_clip = "
+                                            "false",
+                                            p.prefix()));
             }
             return std::make_unique<SparseLoco>(options);
           }};
