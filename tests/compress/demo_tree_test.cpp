@@ -16,7 +16,6 @@
 #include <cstring>
 
 #include "fixtures/fixtures.hpp"
-#include "lowcomm/compress/merge_schedule.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/error.hpp"
 #include "merge_tree_case.hpp"
@@ -50,56 +49,28 @@ class DemoTreeFixture : public testing::TestWithParam<std::string> {};
 
 TEST_P(DemoTreeFixture, EqualsTheSimulation) {
   const std::string group = GetParam();
-  const auto w = static_cast<int>(fixture().attr_int(group, "world_size"));
   const auto rows = fixture().attr_int(group, "rows"), cols = fixture().attr_int(group, "cols");
   const auto k = fixture().attr_int(group, "k"), chunk = fixture().attr_int(group, "chunk");
   const std::vector<float> input = fixture().floats(group + "/input");
   const test::MergeTreeCase tree(fixture(), group);
-  const std::vector<bool>& present = tree.present;
   const std::vector<std::int64_t> shape{rows, cols};
   const auto n = static_cast<std::size_t>(rows * cols);
-  UnitContext unit{.unit_id = 0, .name = "w", .shape = shape, .world_size = w, .participants = tree.participants()};
-  const auto as = [&](int r) {
-    unit.rank = r;
-    unit.present = present[static_cast<std::size_t>(r)];
-    return static_cast<std::size_t>(r);
-  };
-  std::vector<std::unique_ptr<Compressor>> ranks;
-  std::vector<UnitScratch> scratch(static_cast<std::size_t>(w));
-  std::vector<std::vector<std::byte>> held;
-  for (int r = 0; r < w; ++r) {
-    ranks.push_back(demo_tree(k, chunk));
-    const std::size_t at = as(r);
-    const Message message = ranks.back()->encode(unit, std::span(input).subspan(at * n, n), scratch[at]);
-    EXPECT_EQ(message.exchange, Exchange::Merge);
-    held.push_back(message.bytes);
-  }
-  std::vector<std::int64_t> sends(static_cast<std::size_t>(w), 0);
-  for (const MergeRound& round : merge_rounds(w, tree.groups, present)) {
-    const std::vector<std::vector<std::byte>> before = held;
-    for (int r = 0; r < w; ++r) {
-      const int from = merge_source(round, r);
-      const std::size_t at = as(r);
-      if (round.sends_to[at] >= 0) ++sends[at];
-      if (from < 0) continue;
-      const std::vector<std::byte>& received = before[static_cast<std::size_t>(from)];
-      held[at] = round.copy ? received : ranks[at]->merge(unit, before[at], received);
-    }
-  }
-  EXPECT_EQ(sends, fixture().ints(group + "/sends"));
+  test::InProcessTree run(tree, UnitContext{.unit_id = 0, .name = "w", .shape = shape}, input,
+                          [&] { return demo_tree(k, chunk); });
+  EXPECT_EQ(run.sends, fixture().ints(group + "/sends"));
 
   // The merged payload on the reference wire: int64 indices, fp32 sums, uint16 counts.
   const std::vector<std::int64_t> want_indices = fixture().ints(group + "/global_indices");
   const std::vector<std::int64_t> want_counts = fixture().ints(group + "/global_counts");
   const std::size_t entries = want_indices.size();
-  ASSERT_EQ(held[0].size(), entries * (8 + 4 + 2));
+  ASSERT_EQ(run.merged.size(), entries * (8 + 4 + 2));
   std::vector<std::int64_t> indices(entries), counts(entries);
   std::vector<float> sums(entries);
   for (std::size_t e = 0; e < entries; ++e) {
     std::uint16_t count = 0;
-    std::memcpy(&indices[e], held[0].data() + 8 * e, 8);
-    std::memcpy(&sums[e], held[0].data() + 8 * entries + 4 * e, 4);
-    std::memcpy(&count, held[0].data() + 12 * entries + 2 * e, 2);
+    std::memcpy(&indices[e], run.merged.data() + 8 * e, 8);
+    std::memcpy(&sums[e], run.merged.data() + 8 * entries + 4 * e, 4);
+    std::memcpy(&count, run.merged.data() + 12 * entries + 2 * e, 2);
     counts[e] = count;
   }
   EXPECT_EQ(indices, want_indices);
@@ -108,19 +79,13 @@ TEST_P(DemoTreeFixture, EqualsTheSimulation) {
 
   const std::vector<float> aggregate = fixture().floats(group + "/aggregate");
   const std::vector<float> transmitted = fixture().floats(group + "/transmitted");
-  for (int r = 0; r < w; ++r) {
-    const std::size_t at = as(r);
-    EXPECT_EQ(held[at], held[0]) << "rank " << r << " ended with another merge than rank 0";
-    Received received;
-    received.merged = held[at];
-    std::vector<float> got(n, -1.0f);
-    EXPECT_FALSE(ranks[at]->decode(unit, 0, received, scratch[at], got));
-    expect_close(got, aggregate, fmt::format("{}, rank {}'s aggregate", group, r));
-    if (!unit.present) continue;  // error feedback keeps an absent rank's whole input
+  for (std::size_t r = 0; r < run.ranks.size(); ++r) {
+    expect_close(run.aggregates[r], aggregate, fmt::format("{}, rank {}'s aggregate", group, r));
+    if (!run.units[r].present) continue;  // error feedback keeps an absent rank's whole input
     std::vector<float> sent(n, -1.0f);
-    const std::span<const float> mine = std::span(input).subspan(at * n, n);
-    EXPECT_EQ(ranks[at]->transmitted(unit, mine, scratch[at], sent).form(), Transmitted::Form::Dense);
-    expect_close(sent, std::span(transmitted).subspan(at * n, n), fmt::format("{}, rank {}'s transmitted", group, r));
+    const std::span<const float> mine = std::span(input).subspan(r * n, n);
+    EXPECT_EQ(run.ranks[r]->transmitted(run.units[r], mine, run.scratch[r], sent).form(), Transmitted::Form::Dense);
+    expect_close(sent, std::span(transmitted).subspan(r * n, n), fmt::format("{}, rank {}'s transmitted", group, r));
   }
 }
 

@@ -40,56 +40,20 @@ std::unique_ptr<Compressor> tree_topk(std::int64_t k) {
 // Every rank's aggregate and residual after one step of W simulated ranks.
 struct Simulated {
   std::vector<std::vector<float>> aggregates, residuals;
-  std::vector<int> exchanges;  // rounds each rank sent or received in
+  std::vector<std::int64_t> exchanges;  // rounds each rank sent or received in
 };
 
 Simulated simulate(const std::string& group) {
-  const auto w = static_cast<int>(fixture().attr_int(group, "world_size"));
   const auto n = fixture().attr_int(group, "n"), k = fixture().attr_int(group, "k");
   const std::vector<float> input = fixture().floats(group + "/input");
   const test::MergeTreeCase tree(fixture(), group);
-  const std::vector<bool>& present = tree.present;
   const std::vector<std::int64_t> shape{n};
-  std::vector<std::unique_ptr<Compressor>> ranks;
-  std::vector<UnitScratch> scratch(static_cast<std::size_t>(w));
-  std::vector<std::vector<std::byte>> held;
-  UnitContext unit{.unit_id = 0, .name = "v", .shape = shape, .world_size = w, .participants = tree.participants()};
-  const auto as = [&](int r) {
-    unit.rank = r;
-    unit.present = present[static_cast<std::size_t>(r)];
-    return static_cast<std::size_t>(r);
-  };
-  for (int r = 0; r < w; ++r) {
-    ranks.push_back(tree_topk(k));
-    const std::size_t at = as(r);
-    const std::span<const float> mine(input.data() + at * static_cast<std::size_t>(n), static_cast<std::size_t>(n));
-    const Message message = ranks.back()->encode(unit, mine, scratch[at]);
-    EXPECT_EQ(message.exchange, Exchange::Merge);
-    held.push_back(message.bytes);
-  }
-  Simulated out;
-  out.exchanges.assign(static_cast<std::size_t>(w), 0);
-  for (const MergeRound& round : merge_rounds(w, tree.groups, present)) {
-    const std::vector<std::vector<std::byte>> before = held;
-    for (int r = 0; r < w; ++r) {
-      const int from = merge_source(round, r);
-      const std::size_t at = as(r);
-      if (round.sends_to[at] >= 0 || from >= 0) ++out.exchanges[at];
-      if (from < 0) continue;
-      const std::vector<std::byte>& received = before[static_cast<std::size_t>(from)];
-      held[at] = round.copy ? received : ranks[at]->merge(unit, before[at], received);
-    }
-  }
-  for (int r = 0; r < w; ++r) {
-    const std::size_t at = as(r);
-    EXPECT_EQ(held[at], held[0]) << "rank " << r << " ended with another merge than rank 0";
-    Received received;
-    received.merged = held[at];
-    std::vector<float> aggregate(static_cast<std::size_t>(n), -1.0f);
-    EXPECT_FALSE(ranks[at]->decode(unit, 0, received, scratch[at], aggregate));
-    out.aggregates.push_back(aggregate);
+  const test::InProcessTree run(tree, UnitContext{.unit_id = 0, .name = "v", .shape = shape}, input,
+                                [k] { return tree_topk(k); });
+  Simulated out{.aggregates = run.aggregates, .residuals = {}, .exchanges = run.exchanges};
+  for (const std::unique_ptr<Compressor>& rank : run.ranks) {
     StateDict state;
-    ranks[at]->save_state(state, "");
+    rank->save_state(state, "");
     out.residuals.push_back(state.floats("residual/0"));
   }
   return out;
