@@ -96,23 +96,15 @@ class SparseLoco final : public CompressorWith<Selection> {
     within.resize(count);
     std::vector<float> values(count);
     kernels::topk_per_block(kHost, blocked, block, plan.k, within, values);
-    if (tree()) {
-      selection.indices.resize(count);
-      selection.values.resize(count);
-      for (std::size_t i = 0; i < count; ++i) {
-        const auto b = static_cast<std::int64_t>(i) / plan.k;
-        selection.indices[i] = origin[static_cast<std::size_t>(b * block + within[i])];
-        selection.values[i] = 0.0f + values[i];  // as in the gather, −0 travels as +0
-      }
-      return Message::merge(tree_wire(plan).own(unit, within, selection.values));
+    std::vector<std::byte> payload;
+    if (!tree()) {
+      payload.resize(payload_bytes(plan));
+      const std::size_t index_bytes = kIndices.bytes(count, plan.limit());
+      kIndices.pack(kHost, within, plan.limit(), std::span(payload).first(index_bytes));
+      const std::span<std::byte> rest = std::span(payload).subspan(index_bytes);
+      values_.encode(kHost, values, rest);
+      values_.decode(kHost, std::span<const std::byte>(rest), values);  // what receivers will see
     }
-
-    std::vector<std::byte> payload(payload_bytes(plan));
-    const std::size_t index_bytes = kIndices.bytes(count, plan.limit());
-    kIndices.pack(kHost, within, plan.limit(), std::span(payload).first(index_bytes));
-    const std::span<std::byte> rest = std::span(payload).subspan(index_bytes);
-    values_.encode(kHost, values, rest);
-    values_.decode(kHost, std::span<const std::byte>(rest), values);  // what receivers will see
     selection.indices.resize(count);
     selection.values.resize(count);
     for (std::size_t i = 0; i < count; ++i) {
@@ -120,6 +112,8 @@ class SparseLoco final : public CompressorWith<Selection> {
       selection.indices[i] = origin[static_cast<std::size_t>(b * block + within[i])];
       selection.values[i] = 0.0f + values[i];  // what the dense form, 0 + v at each index, holds
     }
+    // The tree's payload carries these values (fp32), with the indices within their blocks.
+    if (tree()) return Message::merge(tree_wire(plan).own(unit, within, selection.values));
     return Message::gather(std::move(payload));
   }
 
