@@ -73,6 +73,18 @@ def _fmt(value) -> str:
     return str(value)
 
 
+def _exchange_parts(config: dict, name: str) -> list:
+    """A merged exchange (compressor.<name>.exchange = "tree") and its tree's groups, where set."""
+    exchange = config.get("compressor", {}).get(name, {}).get("exchange")
+    if exchange in (None, "gather", "all_reduce"):
+        return []
+    parts = [f"exchange={exchange}"]
+    groups = _get(config, "compressor.merge_groups", "none")
+    if groups != "none":
+        parts.append(f"merge_groups={groups}")
+    return parts
+
+
 def _compressor_part(config: dict, name: str) -> str:
     params = config.get("compressor", {}).get(name, {})
     parts = [name]
@@ -94,6 +106,7 @@ def _compressor_part(config: dict, name: str) -> str:
         parts.append(f"start={_fmt(params['start_step'])}")
     if params.get("error_feedback_decay", 1.0) != 1.0:
         parts.append(f"beta={_fmt(params['error_feedback_decay'])}")
+    parts += _exchange_parts(config, name)
     return " ".join(parts)
 
 
@@ -120,6 +133,8 @@ def method_label(config: dict, attrs: dict | None = None) -> str:
         wire = transport_setting("wire", "wire", "reference")
         if wire != "reference":
             parts.append(f"wire={wire}")
+        if transport == "dct_topk":
+            parts += _exchange_parts(config, "dct_topk")
         # Logs written before strategy.demo.pipeline hold strategy.demo.stale = true.
         pipeline = demo.get("pipeline", "stale" if demo.get("stale", False) else "none")
         if pipeline != "none":

@@ -59,6 +59,16 @@ def test_labels():
                                compressor__sparseloco__error_feedback_decay=0.95)) == "diloco H=30/sparseloco beta=0.95"
     assert method_label(config(strategy="diloco", strategy__diloco__inner_steps=30, optimizer__name="muon",
                                compressor="topk", compressor__topk__ratio=0.1)) == "diloco H=30 muon/topk ratio=0.1"
+    # The merge trees (exchange = "tree") and their groups; the gather and the all-reduce are unnamed.
+    assert method_label(config(strategy="demo", compressor__dct_topk__topk=8, compressor__dct_topk__exchange="tree",
+                               compressor__merge_groups="regions")) == \
+        "demo/dct_topk k=8 exchange=tree merge_groups=regions"
+    assert method_label(config(strategy="demo", compressor__dct_topk__exchange="gather")) == "demo/dct_topk k=32"
+    assert method_label(config(compressor="topk", compressor__topk__ratio=0.01, compressor__topk__exchange="tree")) == \
+        "data_parallel/topk ratio=0.01 exchange=tree"
+    assert method_label(config(compressor__none__exchange="tree", compressor__merge_groups="4")) == \
+        "data_parallel/none exchange=tree merge_groups=4"
+    assert method_label(config(compressor__none__exchange="all_reduce")) == "data_parallel/none"
 
 
 def _run(cfg, world=2):
