@@ -14,7 +14,7 @@
 #include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/compress/compressed_all_reduce.hpp"
 #include "lowcomm/compress/registry.hpp"
-#include "merge_tree_case.hpp"
+#include "merge_tree_mpi_step.hpp"
 
 namespace lowcomm {
 namespace {
@@ -24,35 +24,13 @@ const test::FixtureFile& fixture() {
   return file;
 }
 
-struct StepResult {
-  std::vector<float> aggregate;
-  SyncReport report;
-};
-
 // One step of DeMo's transport, gathered or merged, on the case's inputs, groups and absent ranks.
-StepResult run(Communicator& comm, const std::string& group, const std::string& exchange) {
-  const auto rows = fixture().attr_int(group, "rows"), cols = fixture().attr_int(group, "cols");
-  ConfigSchema schema;
-  CompressorRegistry::global().add_config_keys(schema);
-  const Config config = Config::defaults(
-      schema, std::vector<std::string>{"compressor.name=dct_topk",
-                                       fmt::format("compressor.dct_topk.topk={}", fixture().attr_int(group, "k")),
-                                       fmt::format("compressor.dct_topk.chunk={}", fixture().attr_int(group, "chunk")),
-                                       fmt::format("compressor.dct_topk.exchange={}", exchange)});
-  const test::MergeTreeCase tree(fixture(), group);
-  CompressedAllReduce sync(comm, CompressorRegistry::global().create(config), {TensorInfo{"w", {rows, cols}}},
-                           Granularity::PerTensor, 1, 0, ExecutionContext{}, tree.participation(),
-                           exchange == "tree" ? tree.groups : std::vector<int>{});
-  const auto n = static_cast<std::size_t>(rows * cols);
-  const std::vector<float> all = fixture().floats(group + "/input");
-  const std::vector<float> mine(all.begin() + static_cast<std::ptrdiff_t>(n * static_cast<std::size_t>(comm.rank())),
-                                all.begin() + static_cast<std::ptrdiff_t>(n * static_cast<std::size_t>(comm.rank() + 1)));
-  StepResult out;
-  out.aggregate.assign(n, -1.0f);
-  const std::vector<std::span<const float>> in{mine};
-  const std::vector<std::span<float>> result{out.aggregate};
-  out.report = sync.run(0, in, result);
-  return out;
+test::MergeStep run(Communicator& comm, const std::string& group, const std::string& exchange) {
+  return test::run_merge_step(
+      comm, fixture(), group, {fixture().attr_int(group, "rows"), fixture().attr_int(group, "cols")},
+      {"compressor.name=dct_topk", fmt::format("compressor.dct_topk.topk={}", fixture().attr_int(group, "k")),
+       fmt::format("compressor.dct_topk.chunk={}", fixture().attr_int(group, "chunk")),
+       fmt::format("compressor.dct_topk.exchange={}", exchange)});
 }
 
 void expect_close(const std::vector<float>& got, const std::vector<float>& want, double tolerance) {
@@ -69,7 +47,7 @@ TEST(DemoTreeMpi, EqualsTheSimulation) {
     if (fixture().attr_int(group, "world_size") != comm.size()) continue;
     SCOPED_TRACE(group);
     ++cases;
-    const StepResult tree = run(comm, group, "tree");
+    const test::MergeStep tree = run(comm, group, "tree");
     expect_close(tree.aggregate, fixture().floats(group + "/aggregate"), 2e-5);
     // One payload per round this rank sends in: int64 indices, fp32 sums, uint16 counts per entry.
     const auto entries = static_cast<std::uint64_t>(fixture().ints(group + "/global_indices").size());

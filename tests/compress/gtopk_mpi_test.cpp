@@ -19,7 +19,7 @@
 #include "lowcomm/compress/compressed_all_reduce.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/error.hpp"
-#include "merge_tree_case.hpp"
+#include "merge_tree_mpi_step.hpp"
 
 namespace lowcomm {
 namespace {
@@ -29,33 +29,11 @@ const test::FixtureFile& fixture() {
   return file;
 }
 
-struct StepResult {
-  std::vector<float> aggregate, residual;
-  SyncReport report;
-};
+using StepResult = test::MergeStep;
 
-// One step of the compressor that `settings` configure on the group's inputs, with its absent ranks
-// and, for a merged exchange, its groups.
+// One step of the compressor that `settings` configure on the group's inputs.
 StepResult run_configured(Communicator& comm, const std::string& group, const std::vector<std::string>& settings) {
-  const auto n = fixture().attr_int(group, "n");
-  ConfigSchema schema;
-  CompressorRegistry::global().add_config_keys(schema);
-  std::unique_ptr<Compressor> compressor = CompressorRegistry::global().create(Config::defaults(schema, settings));
-  const test::MergeTreeCase tree(fixture(), group);
-  const bool merged = compressor->aggregation() == Aggregation::Merged;
-  CompressedAllReduce sync(comm, std::move(compressor), {TensorInfo{"v", {n}}}, Granularity::PerTensor, 1, 0,
-                           ExecutionContext{}, tree.participation(), merged ? tree.groups : std::vector<int>{});
-  const std::vector<float> all = fixture().floats(group + "/input");
-  const std::vector<float> mine(all.begin() + comm.rank() * n, all.begin() + (comm.rank() + 1) * n);
-  StepResult out;
-  out.aggregate.assign(static_cast<std::size_t>(n), -1.0f);
-  const std::vector<std::span<const float>> in{mine};
-  const std::vector<std::span<float>> result{out.aggregate};
-  out.report = sync.run(0, in, result);
-  StateDict state;
-  sync.compressor().save_state(state, "");
-  if (state.contains("residual/0")) out.residual = state.floats("residual/0");
-  return out;
+  return test::run_merge_step(comm, fixture(), group, {fixture().attr_int(group, "n")}, settings);
 }
 
 // One step of `exchange` ("tree" or "gather") top-k with error feedback and the case's k.
