@@ -240,9 +240,11 @@ def target_pivot(per_method: pd.DataFrame) -> pd.DataFrame:
     if per_method.empty:
         return pd.DataFrame()
     cells = {}
+    several_sizes = per_method["world_size"].nunique() > 1
     for _, row in per_method.iterrows():
-        label = row["method"] + (f" W={row['world_size']}"
-                                 if per_method["world_size"].nunique() > 1 else "")
+        # The rank count joins the label once: the method's label may already end with it.
+        suffix = f" W={row['world_size']}"
+        label = row["method"] + (suffix if several_sizes and not row["method"].endswith(suffix) else "")
         text = _pm(row["time_to_target_val_s_mean"], row["time_to_target_val_s_std"], fmt_time)
         cells.setdefault(label, {})[row["scenario"]] = f"{text} ({row['reached_val']}/{row['n']})"
     frame = pd.DataFrame.from_dict(cells, orient="index").fillna("—").sort_index()

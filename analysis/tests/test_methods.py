@@ -88,3 +88,17 @@ def test_differing_keys_split_a_label_but_seeds_and_networks_do_not():
     e, f = _run(config(), world=2), _run(config(), world=4)
     assign_labels([e, f], method_keys=["schedule.lr"])
     assert e.label == "data_parallel/none lr=- W=2" and f.label == "data_parallel/none lr=- W=4"
+
+
+def test_target_pivot_names_the_rank_count_once():
+    import pandas as pd
+
+    from analysis.tables import target_pivot
+    rows = [{"method": "demo/dct_topk k=8 W=4", "world_size": 4, "scenario": "consumer", "n": 2, "reached_val": 2,
+             "time_to_target_val_s_mean": 10.0, "time_to_target_val_s_std": 1.0},
+            {"method": "demo/dct_topk k=8 W=16", "world_size": 16, "scenario": "consumer", "n": 2, "reached_val": 1,
+             "time_to_target_val_s_mean": 20.0, "time_to_target_val_s_std": 0.0},
+            {"method": "data_parallel/none", "world_size": 16, "scenario": "consumer", "n": 1, "reached_val": 1,
+             "time_to_target_val_s_mean": 5.0, "time_to_target_val_s_std": 0.0}]
+    assert sorted(target_pivot(pd.DataFrame(rows))["method"]) == \
+        ["data_parallel/none W=16", "demo/dct_topk k=8 W=16", "demo/dct_topk k=8 W=4"]
