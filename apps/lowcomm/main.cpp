@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "lowcomm/build_info.hpp"
 #include "lowcomm/config/nearest_name.hpp"
+#include "common/heap_policy.hpp"
 #include "common/mpi_session.hpp"
 #include "common/plugins.hpp"
 
@@ -51,6 +52,7 @@ std::optional<std::string> unknown_subcommand(CLI::App& app, int argc, char** ar
 }  // namespace
 
 int main(int argc, char** argv) {
+  lowcomm::cli::keep_freed_memory();  // before anything allocates
   CLI::App app{"lowcomm: low-communication distributed training research toolkit", "lowcomm"};
   app.set_version_flag("--version", std::string(lowcomm::build_info().version));
   app.require_subcommand(1);
