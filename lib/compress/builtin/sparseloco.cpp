@@ -79,7 +79,8 @@ class SparseLoco final : public CompressorWith<Selection> {
                              : ValueEncoding{.kind = ValueEncoding::Kind::Codebook,
                                              .bins = static_cast<int>(o_.bins),
                                              .range = o_.range,
-                                             .code_bits = o_.packed_codes ? 0 : 8}) {}
+                                             .code_bits = o_.packed_codes ? 0 : 8}),
+        tree_(o_.exchange == "tree") {}
 
   Aggregation aggregation() const override { return tree() ? Aggregation::Merged : Aggregation::Gathered; }
   bool supports(Granularity) const override { return true; }
@@ -215,7 +216,7 @@ class SparseLoco final : public CompressorWith<Selection> {
     return origin;
   }
 
-  bool tree() const { return o_.exchange == "tree"; }
+  bool tree() const { return tree_; }
   BlockTree tree_wire(const Plan& plan) const {
     return {"sparseloco (tree)", {.blocks = plan.layout.blocks(), .k = plan.k, .block_size = plan.layout.block_size()},
             ValueEncoding{}, kIndices, kHost};
@@ -264,6 +265,7 @@ class SparseLoco final : public CompressorWith<Selection> {
   static constexpr IndexEncoding kIndices{.kind = IndexEncoding::Kind::Packed12};
   SparseLocoOptions o_;
   ValueEncoding values_;
+  bool tree_;  // exchange = "tree", read once
 };
 
 const OptionsSchema<SparseLocoOptions>& sparseloco_schema() {
