@@ -53,6 +53,7 @@ struct InProcessTree {
   std::vector<std::vector<float>> aggregates;  // each rank's decode
   std::vector<std::int64_t> sends;             // rounds each rank sent in
   std::vector<std::int64_t> exchanges;         // rounds each rank sent or received in
+  std::vector<std::byte> merged;               // the payload every rank ended with
 
   InProcessTree(const MergeTreeCase& tree, const UnitContext& unit, std::span<const float> input,
                 const std::function<std::unique_ptr<Compressor>()>& make) {
@@ -96,8 +97,6 @@ struct InProcessTree {
       EXPECT_FALSE(ranks[at]->decode(units[at], 0, received, scratch[at], aggregate));
     }
   }
-
-  std::vector<std::byte> merged;  // the payload every rank ended with
 };
 
 }  // namespace lowcomm::test
