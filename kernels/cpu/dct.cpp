@@ -1,6 +1,8 @@
-// dct.hpp on the Cpu backend: per-block loops for small transforms, chunked matrix products
-// (the library's BLAS) for larger ones: the Reference's transform within float rounding (dct.hpp).
+// dct.hpp on the Cpu backend: per-block loops for small transforms, chunks of blocks through Lee's
+// fast transform and the library's BLAS for larger ones: the Reference's transform within float
+// rounding (dct.hpp; Lee's inverse rounds up to about twice as coarsely, fast_dct.hpp).
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -11,6 +13,7 @@
 #include "../dct_blocks.hpp"
 #include "blas.hpp"
 #include "dct_chunks.hpp"
+#include "fast_dct.hpp"
 #include "lowcomm/core/simd_clones.hpp"
 #include "lowcomm/kernels/dct.hpp"
 
@@ -27,15 +30,19 @@ constexpr std::int64_t kParallelWork = std::int64_t{1} << 16;
 //
 // Small transforms run the per-block loops below (blocks in parallel; inside a block, each sum
 // becomes a row update vectorised across the outputs it feeds, out[:] += a · row[:]).
-// Larger ones are rewritten as a few large matrix products (the library's BLAS, blas.hpp), over
-// "chunks": up to kChunkFloats elements of one block row (a slab of h tensor rows), i.e. nb
-// consecutive blocks of the same block row. For a chunk X (h × nb·w, tensor layout):
-//   encode: Y = C_h · X (one product), Y reordered block by block into Yb (nb·h × w, which is
-//           the coefficient layout), then Q = Yb · C_wᵀ, interleaved into the coefficients;
-//   decode: V = Q · C_w (the nb·h × w coefficient rows in one product), V reordered back into
-//           tensor layout, then X = C_hᵀ · V written straight into the tensor.
-// A block length of 1 has the basis [1], so that product is skipped (h = 1 makes the whole
-// tensor a single block row already in coefficient order).
+// Larger ones run over "chunks": up to kChunkFloats elements of one block row (a slab of h tensor
+// rows), i.e. nb consecutive blocks of the same block row. For a chunk X (h × nb·w, tensor layout):
+//   encode: Y = C_h · X (stage h), Y reordered block by block into Yb (nb·h × w, which is the
+//           coefficient layout), then Q = Yb · C_wᵀ (stage w), interleaved into the coefficients;
+//   decode: V = Q · C_w (the nb·h × w coefficient rows), V reordered back into tensor layout, then
+//           X = C_hᵀ · V written straight into the tensor.
+// Stage h runs Lee's fast transform (fast_dct.hpp: block heights up to 64 that are even with an
+// odd part of at most 15, DeMo's 64 among them) across the chunk's columns, or else one large
+// matrix product (the library's BLAS, blas.hpp) on the even/odd split basis. Stage w runs the
+// products; in the decode of a chunk as sparse as DeMo's (k of h·w coefficients per block), each
+// row instead sums the basis rows of its nonzero coefficients. A block length of 1 has the basis
+// [1], so that stage is skipped (h = 1 makes the whole tensor a single block row already in
+// coefficient order).
 //
 // Determinism: the chunks are cut from the layout alone, every product runs inside the chunk
 // loop's parallel region, where the BLAS computes it on the calling thread (blas.hpp) with bits
@@ -182,6 +189,31 @@ std::shared_ptr<const HalfBasis> cached_half_basis(std::int64_t length) {
   return slot;
 }
 
+// Lee's transforms, shared like the bases (null where FastDct does not handle the length).
+std::shared_ptr<const FastDct> cached_fast_dct(std::int64_t length) {
+  static std::mutex mutex;
+  static std::map<std::int64_t, std::shared_ptr<const FastDct>> cache;
+  if (length == 1 || !FastDct::handles(length)) return nullptr;
+  const std::lock_guard lock(mutex);
+  auto& slot = cache[length];
+  if (!slot) slot = std::make_shared<const FastDct>(length);
+  return slot;
+}
+
+// The decode's stage w sums each coefficient row's nonzero entries times the basis rows when the
+// rows have at most kRowSumColumns entries and at most 1 in kRowSumSparsity of the chunk's
+// coefficients is nonzero: DeMo decodes k of h·w per block (0.8 % at k = 32 of 64 x 64, or W
+// times that for W ranks' mean). Denser chunks and longer rows keep the products.
+constexpr std::int64_t kRowSumColumns = 64;
+constexpr std::int64_t kRowSumSparsity = 8;
+
+LOWCOMM_SIMD_CLONES
+std::int64_t count_nonzero(const float* values, std::int64_t n) {
+  std::int64_t count = 0;
+  for (std::int64_t i = 0; i < n; ++i) count += values[i] != 0.0f ? 1 : 0;
+  return count;
+}
+
 // The chunking of a layout: `slabs` block rows of `cols` columns, each cut into chunks of
 // `per_chunk` blocks (the last chunk of a slab may have fewer).
 struct Chunks {
@@ -214,11 +246,6 @@ struct Chunks {
   }
 };
 
-// Row of the even/odd ordered stage-h result holding coefficient row i.
-inline std::int64_t split_row(const HalfBasis& half, std::int64_t i) {
-  return (i % 2 == 0) ? i / 2 : half.ne + i / 2;
-}
-
 // out[0..ne) = e, out[ne..c) = o of x (see HalfBasis).
 inline void split(const float* x, std::int64_t c, std::int64_t ne, float* out) {
   const std::int64_t no = c / 2;
@@ -241,50 +268,119 @@ inline void join(const float* e, const float* o, std::int64_t c, float* x) {
   if (c % 2 == 1) x[no] = e[no];
 }
 
+// One thread's buffers: two of a chunk's size, and FastDct's scratch.
+struct ChunkScratch {
+  std::vector<float> a, y, lanes;
+};
+
+inline void grow(std::vector<float>& buffer, std::size_t size) {
+  if (buffer.size() < size) buffer.resize(size);
+}
+
+// A layout's chunks and how each of its two stages runs, and a loop over the chunks on the
+// OpenMP threads. Stage h (along the block's columns, tensor rows apart) runs Lee's recursion
+// (fast_dct.hpp) where FastDct handles h, else the even/odd split products. Stage w (along a
+// block row, contiguous) runs the products in the encode; in the decode of a sparse chunk, the
+// rows sum the basis rows of their nonzero coefficients instead (kRowSumSparsity). Each choice
+// depends on the layout and the chunk's own coefficients alone, so the bits do too, whatever the
+// thread count.
+struct ChunkedTransform {
+  Chunks chunks;
+  std::shared_ptr<const HalfBasis> hh, hw;
+  std::shared_ptr<const FastDct> fast_h;  // null: stage h by products
+  std::shared_ptr<const Basis> sum_w;     // null: the decode's stage w by products
+
+  explicit ChunkedTransform(const BlockLayout& l)
+      : chunks(l),
+        hh(cached_half_basis(chunks.h)),
+        hw(cached_half_basis(chunks.w)),
+        fast_h(chunks.h > 1 ? cached_fast_dct(chunks.h) : nullptr),
+        sum_w(chunks.w > 1 && chunks.w <= kRowSumColumns ? cached_basis(chunks.w) : nullptr) {}
+
+  // Row of stage h's result (h × chunk columns) that holds coefficient row i: the products leave
+  // the rows in even/odd order, Lee's recursion (and h = 1) in order.
+  std::int64_t h_row(std::int64_t i) const {
+    if (fast_h == nullptr && chunks.h > 1) return (i % 2 == 0) ? i / 2 : hh->ne + i / 2;
+    return i;
+  }
+
+  // body(chunk, scratch, local): with the thread's scratch and, when `with_local` is set, a
+  // chunk-sized buffer of coefficients of its own (for the chunk-streaming kernels).
+  template <class Body>
+  void for_each_chunk(bool with_local, const Body& body) const {
+    const auto size = static_cast<std::size_t>(chunks.h * chunks.per_chunk * chunks.w);
+    // FastDct's rows are padded to whole strips.
+    const auto padded_size = static_cast<std::size_t>(chunks.h * FastDct::padded(chunks.per_chunk * chunks.w));
+    // Always a parallel region, even for one chunk: see `product`.
+#pragma omp parallel
+    {
+      // Kept by each thread from call to call (grown, never shrunk): fresh buffers of this size
+      // cost page faults and zeroing on every call, a fifth of a 64 x 64 block encode.
+      thread_local ChunkScratch scratch;
+      thread_local std::vector<float> local;
+      grow(scratch.a, padded_size);
+      grow(scratch.y, padded_size);
+      if (fast_h) grow(scratch.lanes, static_cast<std::size_t>(fast_h->scratch_floats(chunks.per_chunk * chunks.w)));
+      if (with_local) grow(local, size);
+#pragma omp for schedule(static)
+      for (std::int64_t chunk = 0; chunk < chunks.count(); ++chunk) body(chunk, scratch, local.data());
+    }
+  }
+  std::int64_t first_block(std::int64_t chunk) const {
+    return chunks.coefficient_offset(chunk) / (chunks.h * chunks.w);
+  }
+};
+
 // One chunk of the encode (a function of its own so that its loops get SIMD clones); qc: where
 // the chunk's coefficients go (its blocks, consecutive).
 LOWCOMM_SIMD_CLONES
-void encode_chunk(const Chunks& chunks, const HalfBasis* hh, const HalfBasis* hw, std::span<const float> x,
-                  float* qc, std::int64_t chunk, std::vector<float>& a, std::vector<float>& y) {
+void encode_chunk(const ChunkedTransform& t, std::span<const float> x, float* qc, std::int64_t chunk,
+                  ChunkScratch& s) {
+  const Chunks& chunks = t.chunks;
+  const HalfBasis* hh = t.hh.get();
+  const HalfBasis* hw = t.hw.get();
   const std::int64_t h = chunks.h, w = chunks.w, cols = chunks.cols;
   const std::int64_t nb = chunks.blocks(chunk);
   const std::int64_t n = nb * w;
   const float* xc = x.data() + chunks.tensor_offset(chunk);
-  // Stage h: Y = C_h · X (h × n), its rows in even/odd order (split_row).
+  std::vector<float>& a = s.a;
+  std::vector<float>& y = s.y;
+  // Stage h: Y = C_h · X (h × n), its rows as h_row says.
   const float* stage_h = xc;
   std::int64_t stage_h_stride = cols;
   if (h > 1) {
-    for (std::int64_t r = 0; r < hh->no; ++r) {
-      const float* top = xc + r * cols;
-      const float* bottom = xc + (h - 1 - r) * cols;
-      float* e = &a[r * n];
-      float* o = &a[(hh->ne + r) * n];
+    if (t.fast_h) {
+      stage_h_stride = FastDct::padded(n);
+      t.fast_h->forward(xc, cols, y.data(), stage_h_stride, n, s.lanes.data());
+    } else {
+      stage_h_stride = n;
+      for (std::int64_t r = 0; r < hh->no; ++r) {
+        const float* top = xc + r * cols;
+        const float* bottom = xc + (h - 1 - r) * cols;
+        float* e = &a[r * n];
+        float* o = &a[(hh->ne + r) * n];
 #pragma omp simd
-      for (std::int64_t j = 0; j < n; ++j) {
-        e[j] = top[j] + bottom[j];
-        o[j] = top[j] - bottom[j];
+        for (std::int64_t j = 0; j < n; ++j) {
+          e[j] = top[j] + bottom[j];
+          o[j] = top[j] - bottom[j];
+        }
       }
+      if (h % 2 == 1) std::copy_n(xc + hh->no * cols, n, &a[hh->no * n]);
+      product(false, false, hh->ne, n, hh->ne, hh->even.data(), hh->ne, a.data(), n, y.data(), n);
+      product(false, false, hh->no, n, hh->no, hh->odd.data(), hh->no, &a[hh->ne * n], n, &y[hh->ne * n], n);
     }
-    if (h % 2 == 1) std::copy_n(xc + hh->no * cols, n, &a[hh->no * n]);
-    product(false, false, hh->ne, n, hh->ne, hh->even.data(), hh->ne, a.data(), n, y.data(), n);
-    product(false, false, hh->no, n, hh->no, hh->odd.data(), hh->no, &a[hh->ne * n], n,
-            &y[hh->ne * n], n);
     stage_h = y.data();
-    stage_h_stride = n;
   }
   // Stage w: each block's row i (w values) becomes coefficient row b·h + i.
   if (w == 1) {
     for (std::int64_t b = 0; b < nb; ++b) {
-      for (std::int64_t i = 0; i < h; ++i) {
-        qc[b * h + i] = stage_h[split_row(*hh, i) * stage_h_stride + b];
-      }
+      for (std::int64_t i = 0; i < h; ++i) qc[b * h + i] = stage_h[t.h_row(i) * stage_h_stride + b];
     }
     return;
   }
   for (std::int64_t b = 0; b < nb; ++b) {
     for (std::int64_t i = 0; i < h; ++i) {
-      split(stage_h + split_row(*hh, i) * stage_h_stride + b * w, w, hw->ne,
-            &a[(b * h + i) * w]);
+      split(stage_h + t.h_row(i) * stage_h_stride + b * w, w, hw->ne, &a[(b * h + i) * w]);
     }
   }
   // Q[:, 2m] = E · evenᵀ, Q[:, 2m+1] = O · oddᵀ: the products fill [even | odd] columns of
@@ -293,8 +389,7 @@ void encode_chunk(const Chunks& chunks, const HalfBasis* hh, const HalfBasis* hw
   const std::int64_t rows = nb * h;
   float* z = y.data();
   product(false, true, rows, hw->ne, hw->ne, a.data(), w, hw->even.data(), hw->ne, z, w);
-  product(false, true, rows, hw->no, hw->no, &a[hw->ne], w, hw->odd.data(), hw->no,
-          z + hw->ne, w);
+  product(false, true, rows, hw->no, hw->no, &a[hw->ne], w, hw->odd.data(), hw->no, z + hw->ne, w);
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* in = z + r * w;
     float* out = qc + r * w;
@@ -306,57 +401,60 @@ void encode_chunk(const Chunks& chunks, const HalfBasis* hh, const HalfBasis* hw
   }
 }
 
-// A layout's chunks and half bases, and a loop over the chunks on the OpenMP threads: body(chunk,
-// a, y, local) with the thread's scratch (a, y) and, when `with_local` is set, a chunk-sized
-// buffer of coefficients of its own (for the chunk-streaming kernels).
-struct ChunkedTransform {
-  Chunks chunks;
-  std::shared_ptr<const HalfBasis> hh, hw;
-  explicit ChunkedTransform(const BlockLayout& l)
-      : chunks(l), hh(cached_half_basis(chunks.h)), hw(cached_half_basis(chunks.w)) {}
-
-  template <class Body>
-  void for_each_chunk(bool with_local, const Body& body) const {
-    const auto size = static_cast<std::size_t>(chunks.h * chunks.per_chunk * chunks.w);
-    // Always a parallel region, even for one chunk: see `product`.
-#pragma omp parallel
-    {
-      std::vector<float> a(size), y(size), local(with_local ? size : 0);
-#pragma omp for schedule(static)
-      for (std::int64_t chunk = 0; chunk < chunks.count(); ++chunk) body(chunk, a, y, local.data());
-    }
-  }
-  std::int64_t first_block(std::int64_t chunk) const {
-    return chunks.coefficient_offset(chunk) / (chunks.h * chunks.w);
-  }
-};
-
 void encode_products(const BlockLayout& l, std::span<const float> x, std::span<float> q) {
   const ChunkedTransform t(l);
-  t.for_each_chunk(false, [&](std::int64_t chunk, std::vector<float>& a, std::vector<float>& y, float*) {
-    encode_chunk(t.chunks, t.hh.get(), t.hw.get(), x, q.data() + t.chunks.coefficient_offset(chunk), chunk, a, y);
+  t.for_each_chunk(false, [&](std::int64_t chunk, ChunkScratch& s, float*) {
+    encode_chunk(t, x, q.data() + t.chunks.coefficient_offset(chunk), chunk, s);
   });
 }
 
 // One chunk of the decode (a function of its own so that its loops get SIMD clones); qc: the
 // chunk's coefficients (its blocks, consecutive).
 LOWCOMM_SIMD_CLONES
-void decode_chunk(const Chunks& chunks, const HalfBasis* hh, const HalfBasis* hw, const float* qc,
-                  std::span<float> x, std::int64_t chunk, std::vector<float>& a, std::vector<float>& y) {
+void decode_chunk(const ChunkedTransform& t, const float* qc, std::span<float> x, std::int64_t chunk,
+                  ChunkScratch& s) {
+  const Chunks& chunks = t.chunks;
+  const HalfBasis* hh = t.hh.get();
+  const HalfBasis* hw = t.hw.get();
   const std::int64_t h = chunks.h, w = chunks.w, cols = chunks.cols;
   const std::int64_t nb = chunks.blocks(chunk);
   const std::int64_t n = nb * w;
   float* xc = x.data() + chunks.tensor_offset(chunk);
-  // Stage h input: row split_row(i) of G (h × n, tensor column order), or the tensor itself
-  // when h = 1.
+  std::vector<float>& a = s.a;
+  std::vector<float>& y = s.y;
+  // Stage w, into G (h × n, tensor column order, rows as h_row says, g_stride apart): the tensor
+  // itself when h = 1.
   float* g = h > 1 ? a.data() : xc;
+  const std::int64_t g_stride = t.fast_h ? FastDct::padded(n) : n;
+  const std::int64_t rows = nb * h;
   if (w == 1) {
     for (std::int64_t b = 0; b < nb; ++b) {
-      for (std::int64_t i = 0; i < h; ++i) g[split_row(*hh, i) * n + b] = qc[b * h + i];
+      for (std::int64_t i = 0; i < h; ++i) g[t.h_row(i) * g_stride + b] = qc[b * h + i];
+    }
+  } else if (t.sum_w && count_nonzero(qc, rows * w) * kRowSumSparsity <= rows * w) {
+    // Row (b, i) of G = Σ_j Q[b·h+i][j] · C_w[j], in the order of j: a zero term adds nothing
+    // to a sum that starts at +0, so skipping zeros changes no bit.
+    // Most rows hold no coefficient at all (k of h·w per block): a vectorised test finds them.
+    const float* cw = t.sum_w->c.data();
+    for (std::int64_t b = 0; b < nb; ++b) {
+      for (std::int64_t i = 0; i < h; ++i) {
+        const float* in = qc + (b * h + i) * w;
+        float* out = g + t.h_row(i) * g_stride + b * w;
+        std::fill(out, out + w, 0.0f);
+        // Most runs of 16 coefficients are all zeros (±0): one vectorised test skips them.
+        for (std::int64_t first = 0; first < w; first += 16) {
+          const std::int64_t end = std::min(w, first + 16);
+          std::uint32_t bits = 0;
+          for (std::int64_t j = first; j < end; ++j) bits |= std::bit_cast<std::uint32_t>(in[j]) << 1;
+          if (bits == 0) continue;
+          for (std::int64_t j = first; j < end; ++j) {
+            if (in[j] != 0.0f) add_scaled(out, in[j], cw + j * w, w);
+          }
+        }
+      }
     }
   } else {
     // Coefficient rows (nb·h of w) to [even columns | odd columns] ...
-    const std::int64_t rows = nb * h;
     for (std::int64_t r = 0; r < rows; ++r) {
       const float* in = qc + r * w;
       float* out = &a[r * w];
@@ -368,21 +466,25 @@ void decode_chunk(const Chunks& chunks, const HalfBasis* hh, const HalfBasis* hw
     }
     // ... then e = E · even, o = O · odd ...
     product(false, false, rows, hw->ne, hw->ne, a.data(), w, hw->even.data(), hw->ne, y.data(), w);
-    product(false, false, rows, hw->no, hw->no, &a[hw->ne], w, hw->odd.data(), hw->no,
-            &y[hw->ne], w);
+    product(false, false, rows, hw->no, hw->no, &a[hw->ne], w, hw->odd.data(), hw->no, &y[hw->ne], w);
     // ... and x = join(e, o), each block row to its place in G.
     for (std::int64_t b = 0; b < nb; ++b) {
       for (std::int64_t i = 0; i < h; ++i) {
         const float* in = &y[(b * h + i) * w];
-        join(in, in + hw->ne, w, g + split_row(*hh, i) * n + b * w);
+        join(in, in + hw->ne, w, g + t.h_row(i) * g_stride + b * w);
       }
     }
   }
   if (h == 1) return;
+  if (t.fast_h) {
+    // FastDct reads G's rows to the padded width: the padding holds zeros, not stale values.
+    for (std::int64_t r = 0; r < h; ++r) std::fill(g + r * g_stride + n, g + (r + 1) * g_stride, 0.0f);
+    t.fast_h->inverse(g, g_stride, xc, cols, n, s.lanes.data());
+    return;
+  }
   // Stage h: e = evenᵀ · G_even, o = oddᵀ · G_odd, x = join(e, o) row by row.
   product(true, false, hh->ne, n, hh->ne, hh->even.data(), hh->ne, a.data(), n, y.data(), n);
-  product(true, false, hh->no, n, hh->no, hh->odd.data(), hh->no, &a[hh->ne * n], n,
-          &y[hh->ne * n], n);
+  product(true, false, hh->no, n, hh->no, hh->odd.data(), hh->no, &a[hh->ne * n], n, &y[hh->ne * n], n);
   for (std::int64_t r = 0; r < hh->no; ++r) {
     const float* e = &y[r * n];
     const float* o = &y[(hh->ne + r) * n];
@@ -399,8 +501,8 @@ void decode_chunk(const Chunks& chunks, const HalfBasis* hh, const HalfBasis* hw
 
 void decode_products(const BlockLayout& l, std::span<const float> q, std::span<float> x) {
   const ChunkedTransform t(l);
-  t.for_each_chunk(false, [&](std::int64_t chunk, std::vector<float>& a, std::vector<float>& y, float*) {
-    decode_chunk(t.chunks, t.hh.get(), t.hw.get(), q.data() + t.chunks.coefficient_offset(chunk), x, chunk, a, y);
+  t.for_each_chunk(false, [&](std::int64_t chunk, ChunkScratch& s, float*) {
+    decode_chunk(t, q.data() + t.chunks.coefficient_offset(chunk), x, chunk, s);
   });
 }
 
@@ -427,8 +529,8 @@ void dct_encode_chunks(const BlockLayout& l, std::span<const float> x, const Chu
     return;
   }
   const ChunkedTransform t(l);
-  t.for_each_chunk(true, [&](std::int64_t chunk, std::vector<float>& a, std::vector<float>& y, float* local) {
-    encode_chunk(t.chunks, t.hh.get(), t.hw.get(), x, local, chunk, a, y);
+  t.for_each_chunk(true, [&](std::int64_t chunk, ChunkScratch& s, float* local) {
+    encode_chunk(t, x, local, chunk, s);
     consume(t.first_block(chunk), t.chunks.blocks(chunk), local);
   });
 }
@@ -441,9 +543,9 @@ void dct_decode_chunks(const BlockLayout& l, const ChunkProducer& produce, std::
     return;
   }
   const ChunkedTransform t(l);
-  t.for_each_chunk(true, [&](std::int64_t chunk, std::vector<float>& a, std::vector<float>& y, float* local) {
+  t.for_each_chunk(true, [&](std::int64_t chunk, ChunkScratch& s, float* local) {
     produce(t.first_block(chunk), t.chunks.blocks(chunk), local);
-    decode_chunk(t.chunks, t.hh.get(), t.hw.get(), local, x, chunk, a, y);
+    decode_chunk(t, local, x, chunk, s);
   });
 }
 

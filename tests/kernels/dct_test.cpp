@@ -99,6 +99,14 @@ double cpu_tolerance(const BlockLayout& l, double block_norm, double expected) {
          (rms + std::fabs(expected));
 }
 
+// The decode's: Cpu's stage h is Lee's fast inverse where the block height allows
+// (kernels/cpu/fast_dct.hpp), whose rounding is amplified by its factors 1/(2 cos θ) (up to 20 at
+// h = 64): measured up to 2.1 times cpu_tolerance (h = 64, w = 1, ~10^5 elements), so held to 3
+// times it. A wrong factor or basis entry is off by ~1e-3 of the RMS, 50 times this bound.
+double cpu_decode_tolerance(const BlockLayout& l, double block_norm, double expected) {
+  return 3.0 * cpu_tolerance(l, block_norm, expected);
+}
+
 TEST(DctBasis, MatchesTheFormulaAndTheCheckValue) {
   const std::vector<float> c4 = dct_basis(4);
   ASSERT_EQ(c4.size(), 16u);
@@ -227,10 +235,101 @@ TEST(DctDecode, CpuMatchesReferenceAtEveryThreadCount) {
         for (std::int64_t r = 0; r < l.block_rows; ++r) {
           for (std::int64_t col = 0; col < l.block_cols; ++col) {
             const std::size_t e = tensor_offset(l, b, r, col);
-            ASSERT_NEAR(actual[e], expected[e], cpu_tolerance(l, norms[b], expected[e]))
+            ASSERT_NEAR(actual[e], expected[e], cpu_decode_tolerance(l, norms[b], expected[e]))
                 << "threads " << threads << " block " << b;
           }
         }
+      }
+    }
+  }
+  omp_set_num_threads(omp_get_num_procs());
+}
+
+// X = C_hᵀ · Q · C_w per block, in double, straight from the definition (tensor layout).
+std::vector<double> decode_in_double(const BlockLayout& l, const std::vector<float>& q) {
+  const std::int64_t h = l.block_rows;
+  const std::int64_t w = l.block_cols;
+  const std::vector<float> ch = dct_basis(h);
+  const std::vector<float> cw = dct_basis(w);
+  std::vector<double> x(q.size());
+  std::vector<double> u(static_cast<std::size_t>(h * w));
+  for (std::int64_t b = 0; b < l.blocks(); ++b) {
+    const float* qb = q.data() + b * h * w;
+    for (std::int64_t i = 0; i < h; ++i) {
+      for (std::int64_t c = 0; c < w; ++c) {
+        double sum = 0.0;
+        for (std::int64_t j = 0; j < w; ++j) sum += double{qb[i * w + j]} * cw[j * w + c];
+        u[i * w + c] = sum;
+      }
+    }
+    for (std::int64_t r = 0; r < h; ++r) {
+      for (std::int64_t c = 0; c < w; ++c) {
+        double sum = 0.0;
+        for (std::int64_t i = 0; i < h; ++i) sum += double{ch[i * h + r]} * u[i * w + c];
+        x[tensor_offset(l, b, r, c)] = sum;
+      }
+    }
+  }
+  return x;
+}
+
+// Cpu's result within bound(expected) of the double definition, element by element.
+template <class Bound>
+void expect_close_to(const std::vector<float>& actual, const std::vector<double>& exact, const Bound& bound,
+                     const std::string& what) {
+  for (std::size_t e = 0; e < actual.size(); ++e) {
+    ASSERT_NEAR(actual[e], exact[e], bound(exact[e])) << what << " element " << e;
+  }
+}
+
+// Every block height from 1 to 64 (Lee's fast transform for the even ones with an odd part of at
+// most 15, the products for the rest: 1, primes, odd lengths) under lane counts that are not
+// multiples of a vector or of FastDct's strip of 32 (block widths 7, 33 and 1 over 97 columns),
+// each tensor large enough for the chunked path: the encode and the decode against the definition
+// in double, the decode also on coefficients as sparse as DeMo's (4 of a block), and bitwise the
+// same at 1 and 3 threads.
+TEST(DctCpu, EveryBlockHeightMatchesTheDefinitionInDouble) {
+  const double eps = std::numeric_limits<float>::epsilon();
+  std::uint64_t seed = 900;
+  for (std::int64_t h = 1; h <= 64; ++h) {
+    for (std::int64_t width : {7, 33, 97}) {
+      const std::int64_t block_cols = width == 97 ? 1 : width;
+      const std::int64_t batch = (std::int64_t{1} << 17) / ((h + block_cols) * h * width) + 1;
+      const BlockLayout l = block_layout(std::vector<std::int64_t>{batch, h, width}, 64);
+      ASSERT_EQ(l.block_rows, h);
+      ASSERT_EQ(l.block_cols, block_cols);
+      const std::string what = "h " + std::to_string(h) + " width " + std::to_string(width);
+      // The RMS of uniform(-1, 1) values; the bound is the decode's (cpu_decode_tolerance) with
+      // the RMS in place of each block's: both stages' rounding, Lee's amplification included.
+      const double rms = 1.0 / std::sqrt(3.0);
+      const double unit = 12.0 * std::sqrt(static_cast<double>(h + block_cols + 2)) * eps;
+      const auto bound = [&](double exact) { return unit * (rms + std::fabs(exact)); };
+      const std::vector<float> x = uniform_values(static_cast<std::size_t>(l.size()), seed++);
+      std::vector<float> q(x.size());
+      omp_set_num_threads(1);
+      dct_encode_blocks(Backend::Cpu, l, x, q);
+      expect_close_to(q, encode_in_double(l, x), bound, "encode " + what);
+      // Dense and sparse coefficients (the sparse ones take the decode's row sums).
+      std::vector<float> sparse(q.size(), 0.0f);
+      for (std::int64_t b = 0; b < l.blocks(); ++b) {
+        for (std::int64_t j = 0; j < std::min<std::int64_t>(4, l.block_size()); ++j) {
+          const std::int64_t e = b * l.block_size() + (j * 37 + b) % l.block_size();
+          sparse[static_cast<std::size_t>(e)] = q[static_cast<std::size_t>(e)];
+        }
+      }
+      for (const auto& [coefficients, kind] : {std::pair{&q, "dense"}, std::pair{&sparse, "sparse"}}) {
+        std::vector<float> back(x.size());
+        dct_decode_blocks(Backend::Cpu, l, *coefficients, back);
+        expect_close_to(back, decode_in_double(l, *coefficients), bound,
+                        std::string("decode ") + kind + " " + what);
+        omp_set_num_threads(3);
+        std::vector<float> q3(x.size()), back3(x.size());
+        dct_encode_blocks(Backend::Cpu, l, x, q3);
+        dct_decode_blocks(Backend::Cpu, l, *coefficients, back3);
+        omp_set_num_threads(1);
+        ASSERT_EQ(std::memcmp(q.data(), q3.data(), q.size() * sizeof(float)), 0) << "encode " << what;
+        ASSERT_EQ(std::memcmp(back.data(), back3.data(), back.size() * sizeof(float)), 0)
+            << "decode " << kind << " " << what;
       }
     }
   }
