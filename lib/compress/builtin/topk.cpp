@@ -33,6 +33,10 @@ struct Selection {
   // The tree: the entries above whose index is among the global k (what error feedback counts sent).
   std::vector<std::int64_t> kept_indices;
   std::vector<float> kept_values;
+  // The decode's: every rank's entries, and one bit per element (all clear between calls).
+  std::vector<std::int64_t> received_indices;
+  std::vector<float> received_values;
+  std::vector<std::uint64_t> divided;
 };
 
 // Entries of one payload, checked: every index distinct (a merge relies on it).
@@ -110,23 +114,44 @@ class TopK final : public CompressorWith<Selection> {
                                 std::span<float> aggregate) override {
     if (tree_) return decode_merged(unit, received.merged, selection, aggregate);
     const auto k = static_cast<std::size_t>(count(unit.numel()));
-    std::vector<std::int64_t> indices(k);
-    std::vector<float> values(k);
+    const std::size_t world = received.gathered.size();
+    std::vector<std::int64_t>& indices = selection.received_indices;
+    std::vector<float>& values = selection.received_values;
+    indices.resize(k * world);
+    values.resize(k * world);
     std::fill(aggregate.begin(), aggregate.end(), 0.0f);
-    for (std::size_t w = 0; w < received.gathered.size(); ++w) {
+    for (std::size_t w = 0; w < world; ++w) {
       const std::span<const std::byte> payload = received.gathered[w];
       if (payload.size() != payload_bytes(unit)) {
         throw Error(fmt::format("topk: rank {} sent {} bytes for unit '{}', expected {}", received.sender(w), payload.size(),
                                 unit.name, payload_bytes(unit)));
       }
       const auto [index_part, value_part] = split(payload, unit);
-      indices_.unpack(unit.execution.backend, index_part, limit(unit), indices);
-      values_.decode(unit.execution.backend, value_part, values);
-      kernels::scatter_add(unit.execution.backend, indices, values, aggregate);
+      const auto rank_indices = std::span(indices).subspan(w * k, k);
+      const auto rank_values = std::span(values).subspan(w * k, k);
+      indices_.unpack(unit.execution.backend, index_part, limit(unit), rank_indices);
+      values_.decode(unit.execution.backend, value_part, rank_values);
+      kernels::scatter_add(unit.execution.backend, rank_indices, rank_values, aggregate);
     }
-    const float ranks = static_cast<float>(unit.contributors());
-    for (float& x : aggregate) x /= ranks;
+    divide_received(unit, selection, aggregate);
     return std::nullopt;
+  }
+
+  // aggregate[i] /= W where some rank sent index i, once each (a bit per element marks it): the
+  // other elements are +0, which the division leaves +0, so this is the whole tensor's division
+  // bit for bit without a pass over it.
+  static void divide_received(const UnitContext& unit, Selection& selection, std::span<float> aggregate) {
+    const float ranks = static_cast<float>(unit.contributors());
+    std::vector<std::uint64_t>& divided = selection.divided;
+    divided.resize((aggregate.size() + 63) / 64, 0);
+    for (const std::int64_t i : selection.received_indices) {
+      std::uint64_t& word = divided[static_cast<std::size_t>(i / 64)];
+      const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+      if ((word & bit) != 0) continue;
+      word |= bit;
+      aggregate[static_cast<std::size_t>(i)] /= ranks;
+    }
+    for (const std::int64_t i : selection.received_indices) divided[static_cast<std::size_t>(i / 64)] = 0;
   }
 
   Transmitted transmitted(const UnitContext&, std::span<const float>, const Selection& selection,
