@@ -163,13 +163,22 @@ void select_range(std::span<const float> values, std::int64_t begin, std::int64_
     candidates.resize(keep);
   };
   bool in_index_order = true;  // as collected, until a pruning reorders them
-  for (std::int64_t start = 0; start < n; start += kPiece) {
-    collect_candidates(range + start, std::min(kPiece, n - start), begin + start, threshold, candidates);
+  const auto collect = [&](std::int64_t start, std::int64_t count) {
+    collect_candidates(range + start, count, begin + start, threshold, candidates);
     if (candidates.size() > limit) {
       first_k();
       in_index_order = false;
       threshold = candidates[keep - 1].key + 1;  // nth_element put the worst kept one last
     }
+  };
+  if (groups <= kCountingMaxima && group <= kPiece) {
+    // The maxima are still in group order (counting does not move them), and only a group whose
+    // maximum reaches the threshold can hold a candidate: about k of the 4k groups are scanned.
+    for (std::int64_t g = 0; g < groups; ++g) {
+      if (scratch.maxima[static_cast<std::size_t>(g)] >= threshold) collect(g * group, std::min(group, n - g * group));
+    }
+  } else {
+    for (std::int64_t start = 0; start < n; start += kPiece) collect(start, std::min(kPiece, n - start));
   }
   if (in_index_order && candidates.size() > kRadixCandidates) {
     radix_sort_into_order(candidates, scratch.sorted);
