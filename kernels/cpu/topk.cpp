@@ -95,7 +95,7 @@ std::uint32_t kth_largest_by_counting(const std::uint32_t* keys, std::int64_t n,
 }
 
 // Group maxima up to which kth_largest_by_counting beats std::nth_element.
-constexpr std::int64_t kCountingMaxima = 256;
+constexpr std::int64_t kCountingMaxima = 128;
 
 // Values collected at a time between prunings of the candidates (select_range).
 constexpr std::int64_t kPiece = std::int64_t{1} << 16;
