@@ -434,7 +434,6 @@ void decode_chunk(const ChunkedTransform& t, const float* qc, std::span<float> x
   } else if (t.sum_w && count_nonzero(qc, rows * w) * kRowSumSparsity <= rows * w) {
     // Row (b, i) of G = Σ_j Q[b·h+i][j] · C_w[j], in the order of j: a zero term adds nothing
     // to a sum that starts at +0, so skipping zeros changes no bit.
-    // Most rows hold no coefficient at all (k of h·w per block): a vectorised test finds them.
     const float* cw = t.sum_w->c.data();
     for (std::int64_t b = 0; b < nb; ++b) {
       for (std::int64_t i = 0; i < h; ++i) {

@@ -184,34 +184,48 @@ template <int N>
   }
 }
 
-LOWCOMM_SIMD_CLONES
-void forward_rows(const Level* level, const float* in, std::int64_t is, float* out, std::int64_t os, float* scratch) {
+enum class Direction { Forward, Inverse };
+
+template <Direction D, int N>
+[[gnu::always_inline]] inline void step(const Level* level, const float* in, std::int64_t is, float* out,
+                                        std::int64_t os, float* scratch) {
+  if constexpr (D == Direction::Forward) {
+    forward_step<N>(level, in, is, out, os, scratch);
+  } else {
+    inverse_step<N>(level, in, is, out, os, scratch);
+  }
+}
+
+// A level of either direction: the unrolled steps for the powers of two up to 32, the dense basis
+// for an odd length, the generic step otherwise. Inlined into each direction's clone below.
+template <Direction D>
+[[gnu::always_inline]] inline void level_rows(const Level* level, const float* in, std::int64_t is, float* out,
+                                              std::int64_t os, float* scratch) {
   switch (level->n) {
     case 1: std::copy_n(in, lanes, out); return;
-    case 2: return forward_step<2>(level, in, is, out, os, scratch);
-    case 4: return forward_step<4>(level, in, is, out, os, scratch);
-    case 8: return forward_step<8>(level, in, is, out, os, scratch);
-    case 16: return forward_step<16>(level, in, is, out, os, scratch);
-    case 32: return forward_step<32>(level, in, is, out, os, scratch);
+    case 2: return step<D, 2>(level, in, is, out, os, scratch);
+    case 4: return step<D, 4>(level, in, is, out, os, scratch);
+    case 8: return step<D, 8>(level, in, is, out, os, scratch);
+    case 16: return step<D, 16>(level, in, is, out, os, scratch);
+    case 32: return step<D, 32>(level, in, is, out, os, scratch);
     default:
-      if (level->n % 2 == 1) return dense_forward(*level, in, is, out, os);
-      return forward_step<0>(level, in, is, out, os, scratch);
+      if (level->n % 2 == 0) return step<D, 0>(level, in, is, out, os, scratch);
+      if constexpr (D == Direction::Forward) {
+        dense_forward(*level, in, is, out, os);
+      } else {
+        dense_inverse(*level, in, is, out, os);
+      }
   }
 }
 
 LOWCOMM_SIMD_CLONES
+void forward_rows(const Level* level, const float* in, std::int64_t is, float* out, std::int64_t os, float* scratch) {
+  level_rows<Direction::Forward>(level, in, is, out, os, scratch);
+}
+
+LOWCOMM_SIMD_CLONES
 void inverse_rows(const Level* level, const float* in, std::int64_t is, float* out, std::int64_t os, float* scratch) {
-  switch (level->n) {
-    case 1: std::copy_n(in, lanes, out); return;
-    case 2: return inverse_step<2>(level, in, is, out, os, scratch);
-    case 4: return inverse_step<4>(level, in, is, out, os, scratch);
-    case 8: return inverse_step<8>(level, in, is, out, os, scratch);
-    case 16: return inverse_step<16>(level, in, is, out, os, scratch);
-    case 32: return inverse_step<32>(level, in, is, out, os, scratch);
-    default:
-      if (level->n % 2 == 1) return dense_inverse(*level, in, is, out, os);
-      return inverse_step<0>(level, in, is, out, os, scratch);
-  }
+  level_rows<Direction::Inverse>(level, in, is, out, os, scratch);
 }
 
 // Level 0 of the forward transform over whole rows: a[i] = scale·(x[i] + x[n-1-i]) and b[i] =
