@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 from .logs import find_logs, load_runs
+from .matched_loss import BaselineError, choose_baseline, matched_display, matched_loss_table, \
+    targets_by_scenario
 from .methods import assign_labels
 from .plans import load_plans, plan_display
 from . import tables
@@ -34,6 +36,11 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--method-key", action="append", default=[], metavar="KEY",
                         help="config key whose value joins every method label, e.g. "
                              "schedule.lr (repeatable)")
+    report.add_argument("--baseline", default=None, metavar="METHOD",
+                        help="method label (as the tables show it) of the AdamW dense "
+                             "all-reduce that compression at matched loss is measured against "
+                             "(default: the only data_parallel method with compressor none and "
+                             "AdamW, if there is exactly one)")
     report.add_argument("--no-plots", action="store_true", help="tables only")
     return parser
 
@@ -64,7 +71,11 @@ def report(args) -> int:
     written, lines = [], ["# lowcomm ablation report", ""]
     summary_line = "no training runs"
     if runs:
-        run_lines, run_written, summary_line = _run_sections(runs, skipped, args, out)
+        try:
+            run_lines, run_written, summary_line = _run_sections(runs, skipped, args, out)
+        except BaselineError as error:
+            print(f"analysis: {error}", file=sys.stderr)
+            return 2
         lines += run_lines
         written += run_written
     elif skipped:
@@ -81,12 +92,37 @@ def report(args) -> int:
     return 0
 
 
+def _matched_section(runs, baseline, baseline_how: str, out: Path):
+    """Compression at matched loss (matched_loss.py): summary lines, files written, and the
+    targets per scenario for the frontier plot. Without a baseline, only a note."""
+    if baseline is None:
+        print(f"analysis: {baseline_how}", file=sys.stderr)
+        return ["## Compression at matched loss", "", baseline_how + ".", ""], [], {}
+    matched, notes = matched_loss_table(runs, baseline)
+    display = matched_display(matched)
+    written = tables.write_table(matched, display, out, "matched_loss",
+                                 f"Bytes to the final validation loss of {baseline}")
+    lines = [
+        f"## Compression at matched loss (baseline `{baseline}`, {baseline_how})", "",
+        "Target: the baseline's final validation loss, mean over its seeds, per network "
+        "scenario and world size. Compression = the baseline's bytes per rank until its first "
+        "evaluation at or below the target / the method's (mean over the seeds that reached "
+        "it, shown as reached/seeds); per token the same with bytes per token processed until "
+        "then; vs bf16 all-reduce with the baseline's bytes as a 2-byte wire would send them.",
+        ""]
+    lines += [f"- {note}" for note in notes] + ["", tables.to_markdown(display)]
+    return lines, written, targets_by_scenario(matched)
+
+
 def _run_sections(runs, skipped, args, out: Path) -> tuple[list[str], list[Path], str]:
     """The training runs' tables and plots: summary lines, files written, one-line summary."""
     assign_labels(runs, args.method_key)
     target = args.target_loss if args.target_loss is not None else tables.default_target(runs)
     target_how = ("given (--target-loss)" if args.target_loss is not None else
                   "default: the worst final validation loss over the complete runs")
+
+    # Before any table is written: a --baseline that names no method stops the report.
+    baseline, baseline_how = choose_baseline(runs, args.baseline)
 
     per_run = tables.run_table(runs, target)
     per_method = tables.method_table(per_run)
@@ -98,10 +134,13 @@ def _run_sections(runs, skipped, args, out: Path) -> tuple[list[str], list[Path]
                                   "Per method and network scenario, mean ± std over seeds")
     written += tables.write_table(pivot, pivot, out, "time_to_target",
                                   f"Simulated time to validation loss {target:.4g}")
+    matched_lines, matched_written, matched_targets = _matched_section(runs, baseline,
+                                                                      baseline_how, out)
+    written += matched_written
     plots = []
     if not args.no_plots:
         from .plots import plot_all  # matplotlib only when plotting
-        plots = plot_all(runs, per_run, out, target)
+        plots = plot_all(runs, per_run, out, target, matched_targets)
         written += plots
 
     partial = int((per_run["status"] == "partial").sum())
@@ -117,8 +156,9 @@ def _run_sections(runs, skipped, args, out: Path) -> tuple[list[str], list[Path]
     if skipped:
         lines += ["Skipped files:", ""] + [f"- `{p}`: {why}" for p, why in skipped] + [""]
     lines += ["## Per method (mean ± std over seeds)", "",
-              tables.to_markdown(tables.method_display(per_method)),
-              f"## Simulated time to validation loss ≤ {target:.4g}, per network scenario", "",
+              tables.to_markdown(tables.method_display(per_method))]
+    lines += matched_lines
+    lines += [f"## Simulated time to validation loss ≤ {target:.4g}, per network scenario", "",
               "Cells: mean ± std over the runs that reached it (reached/runs).", "",
               tables.to_markdown(pivot),
               "## Every run", "", tables.to_markdown(tables.run_display(per_run))]

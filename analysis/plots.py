@@ -130,7 +130,10 @@ def _save(fig, out: Path, stem: str) -> list[Path]:
 _YLABEL = "loss (nats/token)\nthin: training (running mean), markers: validation"
 
 
-def plot_all(runs, per_run: pd.DataFrame, out: Path, target: float | None = None) -> list[Path]:
+def plot_all(runs, per_run: pd.DataFrame, out: Path, target: float | None = None,
+             matched_targets: dict | None = None) -> list[Path]:
+    """Every figure; `matched_targets` ({scenario: the baseline's final validation loss}, from
+    matched_loss.targets_by_scenario) is drawn on the frontier plot where given."""
     palette = colours(r.label for r in runs)
     groups = _groups(runs)
     scenarios = sorted({r.scenario for r in runs}, key=scenario_order)
@@ -154,6 +157,8 @@ def plot_all(runs, per_run: pd.DataFrame, out: Path, target: float | None = None
     ax.set_title("Loss vs communication")
     ax.legend(fontsize=7)
     written += _save(fig, out, "loss_vs_bytes")
+
+    written += _plot_frontier(groups, palette, scenarios, matched_targets or {}, out)
 
     n = len(scenarios)
     fig, axes = plt.subplots(1, n, figsize=(5.5 * n, 4.5), squeeze=False, sharey=True)
@@ -202,6 +207,69 @@ def plot_all(runs, per_run: pd.DataFrame, out: Path, target: float | None = None
     ax.legend(fontsize=7)
     written += _save(fig, out, "pareto")
     return written
+
+
+def _plot_frontier(groups, palette, scenarios, targets: dict, out: Path) -> list[Path]:
+    """Validation loss against cumulative bytes per rank, one panel per network scenario: each
+    (method, world size) group's mean over seeds, and the frontier of those curves."""
+    n = len(scenarios)
+    fig, axes = plt.subplots(1, n, figsize=(5.5 * n, 4.5), squeeze=False, sharey=True)
+    for ax, scenario in zip(axes[0], scenarios):
+        subset = {k: v for k, v in groups.items() if k[1] == scenario}
+        several_sizes = len({k[2] for k in subset}) > 1
+        curves = []
+        for (method, _, world), members in subset.items():
+            suffix = " (partial)" if all(r.partial for r in members) else ""
+            tag = method + (f" W={world}" if several_sizes else "") + suffix
+            val = _mean_curve(members, "eval", "val_loss", _cumulative_bytes)
+            if val is None or not len(val[0]):
+                continue
+            x, y = val
+            curves.append((x, y))
+            keep = x > 0  # a log axis cannot show an evaluation before the first byte
+            ax.plot(x[keep], y[keep], "-", color=palette[method], marker="o", markersize=3,
+                    linewidth=1.4, label=tag)
+        fx, fy = loss_frontier(curves)
+        if len(fx):
+            right = max(float(np.max(x[x > 0])) for x, _ in curves if np.any(x > 0))
+            ax.step(np.r_[fx, right], np.r_[fy, fy[-1]], where="post", color="black",
+                    linewidth=1.2, zorder=3, label="frontier (fewest bytes to each loss)")
+        target = targets.get(scenario)
+        if target is not None and math.isfinite(target):
+            ax.axhline(target, color="black", linewidth=0.8, linestyle="--",
+                       label=f"baseline's final val. loss {target:.4g}")
+        ax.set_xscale("log")
+        ax.grid(True, alpha=0.3)
+        ax.set_title(f"network: {scenario}")
+        ax.set_xlabel("cumulative bytes sent per rank (bytes, log scale)")
+        # Below the panel: the curves fill it from the top left to the bottom right.
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15))
+    axes[0][0].set_ylabel("validation loss (nats/token), mean over seeds")
+    fig.suptitle("Validation loss vs communication, with the frontier over methods")
+    return _save(fig, out, "loss_vs_bytes_frontier")
+
+
+def loss_frontier(curves) -> tuple[np.ndarray, np.ndarray]:
+    """The frontier of (bytes, loss) curves: for each loss level, the fewest bytes any curve
+    needed to reach it.
+
+    Over every point of every curve, sorted by bytes, the running minimum of the loss, kept at
+    the points where it falls: drawn as a step line (where="post"), its height at x bytes is the
+    lowest loss any curve had reached with at most x bytes. A curve need not fall monotonically:
+    a later point that reaches a loss costs more bytes than the first, so it never sets the
+    frontier. Points at 0 bytes or not finite are left out (a log axis cannot show them).
+    """
+    if not curves:
+        return np.array([]), np.array([])
+    xs = np.concatenate([np.asarray(x, dtype=float) for x, _ in curves])
+    ys = np.concatenate([np.asarray(y, dtype=float) for _, y in curves])
+    ok = np.isfinite(xs) & np.isfinite(ys) & (xs > 0)
+    xs, ys = xs[ok], ys[ok]
+    order = np.lexsort((ys, xs))  # by bytes, then loss: of equal bytes the lowest counts
+    xs, ys = xs[order], ys[order]
+    best = np.minimum.accumulate(ys)
+    falls = np.r_[True, best[1:] < best[:-1]] if len(best) else np.array([], dtype=bool)
+    return xs[falls], best[falls]
 
 
 def pareto_front(means: pd.DataFrame) -> list:

@@ -50,6 +50,15 @@ def bytes_to_step(run, step) -> float:
     return float(sent[through].sum(axis=0).mean())
 
 
+def tokens_to_step(run, step) -> float:
+    """Tokens processed by all ranks from the start through the end of `step` (the `tokens`
+    column is summed over ranks); NaN when `step` is NaN or the log has no `tokens` column."""
+    if "tokens" not in run.steps or not math.isfinite(step):
+        return math.nan
+    through = run.steps["step"].to_numpy() <= step
+    return float(run.steps["tokens"].to_numpy()[through].sum())
+
+
 def default_target(runs) -> float:
     """The worst (largest) final validation loss over the complete runs (all runs if none is
     complete), so that every complete run reaches it; the final training loss stands in for

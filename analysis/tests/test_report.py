@@ -16,7 +16,7 @@ import pytest
 from analysis.logs import read_run
 from conftest import KILLED, PARTIAL, REPO, RUNS, _command, _env
 
-PLOTS = ["loss_vs_step", "loss_vs_bytes", "loss_vs_time", "pareto"]
+PLOTS = ["loss_vs_step", "loss_vs_bytes", "loss_vs_bytes_frontier", "loss_vs_time", "pareto"]
 
 
 def _table(group):
@@ -66,6 +66,9 @@ def test_labels_and_scenarios(tables):
     assert runs.loc["topk-consumer", "method"] == "data_parallel/topk ratio=0.01"
     assert runs.loc["demo-consumer-s1", "method"] == "demo/dct_topk k=32"
     assert runs.loc["diloco-consumer", "method"] == "diloco H=10/none"
+    # train.steps never splits a method: the seed cut short is the same method.
+    assert runs.loc["quantize-short-s1", "method"] == runs.loc["quantize-consumer-s0", "method"] \
+        == "data_parallel/quantize bits=8"
     assert runs.loc["dense-10gbps", "scenario"] == "10gbps"
     assert runs.loc["demo-consumer-s1", "seed"] == 1
 
