@@ -103,4 +103,11 @@ void gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, st
   detail::sgemm(transpose_a, transpose_b, m, n, k, alpha, a.data(), b.data(), beta, c.data());
 }
 
+void feedback_product(std::int64_t rows, std::int64_t cols, std::int64_t last_rank, std::span<const float> last_p,
+                      std::span<const float> last_q, float decay, std::span<const float> gradient,
+                      std::span<float> corrected, std::int64_t rank, std::span<const float> q, std::span<float> p) {
+  detail::feedback_product(rows, cols, last_rank, last_p.data(), last_q.data(), decay, gradient.data(),
+                           corrected.data(), rank, q.data(), p.data());
+}
+
 }  // namespace lowcomm::kernels::cpu_backend

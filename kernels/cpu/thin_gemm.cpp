@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "../elementwise_rules.hpp"
 #include "lowcomm/core/simd_clones.hpp"
 
 namespace lowcomm::kernels::detail {
@@ -19,30 +20,33 @@ inline float combine(float alpha, float sum, float beta, float old) {
   return beta == 0.0f ? alpha * sum : alpha * sum + beta * old;
 }
 
-// C[i][:] for the rows [begin, end) of C = A·B, B given transposed (bt: n × k) so that each entry
-// is a dot product of two contiguous rows. 16 partial sums per entry, lane l taking p ≡ l (mod
-// 16): a fixed order that the compiler maps onto any vector width.
+// Row `row` (k floats) of A times B, B given transposed (bt: n × k), into out (n floats): each
+// entry a dot product of two contiguous rows, in 16 partial sums, lane l taking p ≡ l (mod 16): a
+// fixed order that the compiler maps onto any vector width.
+[[gnu::always_inline]] inline void few_columns_row(std::int64_t n, std::int64_t k, float alpha, const float* row,
+                                                   const float* bt, float beta, float* out) {
+  constexpr std::int64_t kLanes = 16;
+  const std::int64_t whole = k / kLanes * kLanes;
+  float lanes[kThinLimit][kLanes] = {};
+  for (std::int64_t p = 0; p < whole; p += kLanes) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      const float* col = bt + j * k + p;
+      for (std::int64_t l = 0; l < kLanes; ++l) lanes[j][l] += row[p + l] * col[l];
+    }
+  }
+  for (std::int64_t j = 0; j < n; ++j) {
+    float sum = 0.0f;
+    for (std::int64_t l = 0; l < kLanes; ++l) sum += lanes[j][l];
+    for (std::int64_t p = whole; p < k; ++p) sum += row[p] * bt[j * k + p];
+    out[j] = combine(alpha, sum, beta, out[j]);
+  }
+}
+
+// C[i][:] for the rows [begin, end) of C = A·B, B given transposed (bt: n × k).
 LOWCOMM_SIMD_CLONES
 void few_columns_rows(std::int64_t begin, std::int64_t end, std::int64_t n, std::int64_t k, float alpha,
                       const float* a, const float* bt, float beta, float* c) {
-  constexpr std::int64_t kLanes = 16;
-  const std::int64_t whole = k / kLanes * kLanes;
-  for (std::int64_t i = begin; i < end; ++i) {
-    const float* row = a + i * k;
-    float lanes[kThinLimit][kLanes] = {};
-    for (std::int64_t p = 0; p < whole; p += kLanes) {
-      for (std::int64_t j = 0; j < n; ++j) {
-        const float* col = bt + j * k + p;
-        for (std::int64_t l = 0; l < kLanes; ++l) lanes[j][l] += row[p + l] * col[l];
-      }
-    }
-    for (std::int64_t j = 0; j < n; ++j) {
-      float sum = 0.0f;
-      for (std::int64_t l = 0; l < kLanes; ++l) sum += lanes[j][l];
-      for (std::int64_t p = whole; p < k; ++p) sum += row[p] * bt[j * k + p];
-      c[i * n + j] = combine(alpha, sum, beta, c[i * n + j]);
-    }
-  }
+  for (std::int64_t i = begin; i < end; ++i) few_columns_row(n, k, alpha, a + i * k, bt, beta, c + i * n);
 }
 
 // Columns [begin, end) of C = Aᵀ·B (A stored k × m, B k × n): ct[j][col] accumulates over the
@@ -62,20 +66,25 @@ void few_columns_transposed_slice(std::int64_t begin, std::int64_t end, std::int
   }
 }
 
-// Rows [begin, end) of C = A·Bᵀ with k ≤ kThinLimit (bt: k × n, B transposed back): each entry
-// 0 + a0·b0 + a1·b1 + ... in index order, built in a row buffer (`sum`, n floats) one term at a
-// time across the whole row, so that the loops run along C's contiguous rows.
+// Σ_p factors[p]·bt[p][:] into sum (n floats), bt: k × n (B transposed back): each entry
+// 0 + a0·b0 + a1·b1 + ... in index order, one term at a time across the whole row, so that the
+// loops run along C's contiguous rows.
+[[gnu::always_inline]] inline void few_inner_row(std::int64_t n, std::int64_t k, const float* factors,
+                                                 const float* bt, float* sum) {
+  std::fill(sum, sum + n, 0.0f);
+  for (std::int64_t p = 0; p < k; ++p) {
+    const float factor = factors[p];
+    const float* row = bt + p * n;
+    for (std::int64_t j = 0; j < n; ++j) sum[j] += factor * row[j];
+  }
+}
+
+// Rows [begin, end) of C = A·Bᵀ with k ≤ kThinLimit, built in a row buffer (`sum`, n floats).
 LOWCOMM_SIMD_CLONES
 void few_inner_rows(std::int64_t begin, std::int64_t end, std::int64_t n, std::int64_t k, float alpha,
                     const float* a, const float* bt, float beta, float* c, float* sum) {
   for (std::int64_t i = begin; i < end; ++i) {
-    const float* factors = a + i * k;
-    std::fill(sum, sum + n, 0.0f);
-    for (std::int64_t p = 0; p < k; ++p) {
-      const float factor = factors[p];
-      const float* row = bt + p * n;
-      for (std::int64_t j = 0; j < n; ++j) sum[j] += factor * row[j];
-    }
+    few_inner_row(n, k, a + i * k, bt, sum);
     float* out = c + i * n;
     if (beta == 0.0f) {
       for (std::int64_t j = 0; j < n; ++j) out[j] = alpha * sum[j];
@@ -83,6 +92,31 @@ void few_inner_rows(std::int64_t begin, std::int64_t end, std::int64_t n, std::i
       for (std::int64_t j = 0; j < n; ++j) out[j] = alpha * sum[j] + beta * out[j];
     }
   }
+}
+
+// Rows [begin, end) of feedback_product (linalg.hpp): each row's reconstruction last_p[i]·last_qᵀ
+// as few_inner_rows builds it (alpha 1: the sum itself), the corrected row with elementwise.hpp's
+// rules, then that row, still in cache, times Q as few_columns_rows multiplies it.
+LOWCOMM_SIMD_CLONES
+void feedback_product_rows(std::int64_t begin, std::int64_t end, std::int64_t cols, std::int64_t last_rank,
+                           const float* last_p, const float* last_qt, float decay, const float* gradient,
+                           float* corrected, std::int64_t rank, const float* qt, float* p, float* transmitted) {
+  for (std::int64_t i = begin; i < end; ++i) {
+    few_inner_row(cols, last_rank, last_p + i * last_rank, last_qt, transmitted);
+    float* row = corrected + i * cols;
+    const float* g = gradient + i * cols;
+    for (std::int64_t j = 0; j < cols; ++j) row[j] = scaled_sum(decay, difference(row[j], transmitted[j]), g[j]);
+    few_columns_row(rank, cols, 1.0f, row, qt, 0.0f, p + i * rank);
+  }
+}
+
+// m × n row-major → n × m.
+std::vector<float> transposed(std::int64_t m, std::int64_t n, const float* matrix) {
+  std::vector<float> out(static_cast<std::size_t>(m * n));
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) out[j * m + i] = matrix[i * n + j];
+  }
+  return out;
 }
 
 // Cuts [0, count) into one contiguous piece per thread, of whole multiples of `align` but the last.
@@ -113,10 +147,7 @@ void thin_product(ThinShape shape, std::int64_t m, std::int64_t n, std::int64_t 
   if (m == 0 || n == 0) return;
   switch (shape) {
     case ThinShape::FewColumns: {
-      std::vector<float> bt(static_cast<std::size_t>(n * k));
-      for (std::int64_t p = 0; p < k; ++p) {
-        for (std::int64_t j = 0; j < n; ++j) bt[j * k + p] = b[p * n + j];
-      }
+      const std::vector<float> bt = transposed(k, n, b);
       split_between_threads(m, 1, [&](std::int64_t begin, std::int64_t end) {
         few_columns_rows(begin, end, n, k, alpha, a, bt.data(), beta, c);
       });
@@ -136,10 +167,7 @@ void thin_product(ThinShape shape, std::int64_t m, std::int64_t n, std::int64_t 
       });
       return;
     case ThinShape::FewInner: {
-      std::vector<float> bt(static_cast<std::size_t>(k * n));
-      for (std::int64_t j = 0; j < n; ++j) {
-        for (std::int64_t p = 0; p < k; ++p) bt[p * n + j] = b[j * k + p];
-      }
+      const std::vector<float> bt = transposed(n, k, b);
       split_between_threads(m, 1, [&](std::int64_t begin, std::int64_t end) {
         std::vector<float> sum(static_cast<std::size_t>(n));
         few_inner_rows(begin, end, n, k, alpha, a, bt.data(), beta, c, sum.data());
@@ -148,6 +176,20 @@ void thin_product(ThinShape shape, std::int64_t m, std::int64_t n, std::int64_t 
     }
     case ThinShape::None: break;
   }
+}
+
+void feedback_product(std::int64_t rows, std::int64_t cols, std::int64_t last_rank, const float* last_p,
+                      const float* last_q, float decay, const float* gradient, float* corrected, std::int64_t rank,
+                      const float* q, float* p) {
+  if (rows == 0) return;
+  const std::vector<float> last_qt = transposed(cols, last_rank, last_q);
+  const std::vector<float> qt = transposed(cols, rank, q);
+  // As few_columns_rows's product is split (by rows, any split): the same bits at every thread count.
+  split_between_threads(rows, 1, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<float> transmitted(static_cast<std::size_t>(cols));
+    feedback_product_rows(begin, end, cols, last_rank, last_p, last_qt.data(), decay, gradient, corrected, rank,
+                          qt.data(), p, transmitted.data());
+  });
 }
 
 }  // namespace lowcomm::kernels::detail

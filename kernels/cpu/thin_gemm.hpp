@@ -26,4 +26,10 @@ ThinShape thin_shape(bool transpose_a, bool transpose_b, std::int64_t m, std::in
 void thin_product(ThinShape shape, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                   const float* b, float beta, float* c);
 
+// feedback_product (linalg.hpp) in one pass over the rows: its reconstruction as FewInner sums it,
+// its product with Q as FewColumns does, so the bits are those of the unfused sequence on Cpu.
+void feedback_product(std::int64_t rows, std::int64_t cols, std::int64_t last_rank, const float* last_p,
+                      const float* last_q, float decay, const float* gradient, float* corrected, std::int64_t rank,
+                      const float* q, float* p);
+
 }  // namespace lowcomm::kernels::detail

@@ -1,5 +1,6 @@
 // What the CUDA backend does not have: the flat scatter_mean (the compressors use
-// scatter_mean_per_block), as a stub that says so (../absent.hpp).
+// scatter_mean_per_block) and PowerSGD's fused feedback product, as stubs that say so
+// (../absent.hpp).
 #include "../absent.hpp"
 #include "cuda_backend.hpp"
 
@@ -7,5 +8,11 @@ namespace lowcomm::kernels::cuda_backend {
 
 LOWCOMM_ABSENT_KERNEL(void, scatter_mean, (std::span<const std::int64_t> indices, std::span<const float> values,
                                            std::span<float> out))
+// PowerSGD runs the unfused sequence here (gemm, subtract, scale_add, gemm: linalg.hpp).
+LOWCOMM_ABSENT_KERNEL(void, feedback_product, (std::int64_t rows, std::int64_t cols, std::int64_t last_rank,
+                                               std::span<const float> last_p, std::span<const float> last_q,
+                                               float decay, std::span<const float> gradient,
+                                               std::span<float> corrected, std::int64_t rank,
+                                               std::span<const float> q, std::span<float> p))
 
 }  // namespace lowcomm::kernels::cuda_backend

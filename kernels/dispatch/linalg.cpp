@@ -55,6 +55,46 @@ void check_gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t
   check_size("C (m × n)", c.size(), m, n);
 }
 
+void check_feedback_product(std::int64_t rows, std::int64_t cols, std::int64_t last_rank,
+                            std::span<const float> last_p, std::span<const float> last_q,
+                            std::span<const float> gradient, std::span<float> corrected, std::int64_t rank,
+                            std::span<const float> q, std::span<float> p) {
+  if (rows < 0 || cols < 0) {
+    throw Error(fmt::format("feedback_product: dimensions must be ≥ 0, got {} × {}", rows, cols));
+  }
+  for (const std::int64_t r : {last_rank, rank}) {
+    if (r < 1 || r > kFeedbackProductMaxRank) {
+      throw Error(fmt::format("feedback_product: ranks must be 1 to {}, got {}", kFeedbackProductMaxRank, r));
+    }
+  }
+  auto check = [](std::string_view name, std::size_t size, std::int64_t r, std::int64_t c) {
+    if (c != 0 && r > std::numeric_limits<std::int64_t>::max() / c) {
+      throw Error(fmt::format("feedback_product: {} of {} × {} overflows", name, r, c));
+    }
+    if (size != static_cast<std::uint64_t>(r * c)) {
+      throw Error(fmt::format("feedback_product: {} holds {} floats, {} × {} needs {}", name, size, r, c, r * c));
+    }
+  };
+  check("last_p", last_p.size(), rows, last_rank);
+  check("last_q", last_q.size(), cols, last_rank);
+  check("gradient", gradient.size(), rows, cols);
+  check("corrected", corrected.size(), rows, cols);
+  check("q", q.size(), cols, rank);
+  check("p", p.size(), rows, rank);
+  // The outputs are written while the inputs are read: none may share memory with another span.
+  auto apart = [](std::span<const float> a, std::span<const float> b) {
+    const auto x = reinterpret_cast<std::uintptr_t>(a.data());
+    const auto y = reinterpret_cast<std::uintptr_t>(b.data());
+    return a.empty() || b.empty() || x + a.size_bytes() <= y || y + b.size_bytes() <= x;
+  };
+  for (const std::span<const float> out : {std::span<const float>(corrected), std::span<const float>(p)}) {
+    for (const std::span<const float> in : {last_p, last_q, gradient, q}) {
+      if (!apart(in, out)) throw Error("feedback_product: an output shares memory with an input");
+    }
+  }
+  if (!apart(corrected, p)) throw Error("feedback_product: corrected and p share memory");
+}
+
 }  // namespace
 
 void orthonormalize_columns(Backend backend, std::span<float> matrix, std::int64_t rows,
@@ -68,6 +108,15 @@ void gemm(Backend backend, bool transpose_a, bool transpose_b, std::int64_t m, s
           float beta, std::span<float> c) {
   check_gemm(transpose_a, transpose_b, m, n, k, a, b, c);
   LOWCOMM_DISPATCH(backend, gemm, transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c);
+}
+
+void feedback_product(Backend backend, std::int64_t rows, std::int64_t cols, std::int64_t last_rank,
+                      std::span<const float> last_p, std::span<const float> last_q, float decay,
+                      std::span<const float> gradient, std::span<float> corrected, std::int64_t rank,
+                      std::span<const float> q, std::span<float> p) {
+  check_feedback_product(rows, cols, last_rank, last_p, last_q, gradient, corrected, rank, q, p);
+  LOWCOMM_DISPATCH(backend, feedback_product, rows, cols, last_rank, last_p, last_q, decay, gradient, corrected,
+                   rank, q, p);
 }
 
 }  // namespace lowcomm::kernels

@@ -1,8 +1,11 @@
 // linalg.hpp's definitions: Gram-Schmidt walking each column down the rows, as the paper's code
-// reads, and the triple loop that defines the GEMM's result.
+// reads, the triple loop that defines the GEMM's result, and the fused feedback product as the
+// unfused sequence it stands for.
 #include <cmath>
+#include <vector>
 
 #include "../backend_kernels.hpp"
+#include "../elementwise_rules.hpp"
 
 namespace lowcomm::kernels::reference_backend {
 
@@ -39,6 +42,17 @@ void gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, st
       out = beta == 0.0f ? alpha * sum : alpha * sum + beta * out;
     }
   }
+}
+
+void feedback_product(std::int64_t rows, std::int64_t cols, std::int64_t last_rank, std::span<const float> last_p,
+                      std::span<const float> last_q, float decay, std::span<const float> gradient,
+                      std::span<float> corrected, std::int64_t rank, std::span<const float> q, std::span<float> p) {
+  std::vector<float> transmitted(corrected.size());
+  gemm(false, true, rows, cols, last_rank, 1.0f, last_p, last_q, 0.0f, transmitted);
+  for (std::size_t i = 0; i < corrected.size(); ++i) {
+    corrected[i] = scaled_sum(decay, difference(corrected[i], transmitted[i]), gradient[i]);
+  }
+  gemm(false, false, rows, rank, cols, 1.0f, corrected, q, 0.0f, p);
 }
 
 }  // namespace lowcomm::kernels::reference_backend

@@ -11,36 +11,50 @@
 
 namespace lowcomm {
 
-ErrorFeedback::ErrorFeedback(std::unique_ptr<Compressor> inner, float decay)
-    : inner_(std::move(inner)), decay_(decay) {
+ErrorFeedback::ErrorFeedback(std::unique_ptr<Compressor> inner, float decay, Fusion fusion)
+    : inner_(std::move(inner)), decay_(decay), fused_(nullptr) {
   if (!inner_) throw Error("ErrorFeedback needs a compressor to wrap");
   if (!(decay_ >= 0.0f && decay_ <= 1.0f)) {
     throw Error(fmt::format("error feedback decay {} is outside [0, 1]", decay_));
   }
+  if (fusion == Fusion::WhereOffered) fused_ = inner_->fused_error_feedback();
 }
 
 Message ErrorFeedback::encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) {
   const kernels::Backend backend = unit.execution.backend;
-  kernels::FloatBuffer& residual = residuals_[unit.unit_id];
-  if (residual.empty()) {
+  Kept& kept = kept_[unit.unit_id];
+  if (kept.values.empty() && kept.form == Kept::Form::Residual) {
     const auto restored = restored_.find(unit.unit_id);
     if (restored == restored_.end()) {
-      residual = kernels::FloatBuffer(backend, gradient.size());
+      kept.values = kernels::FloatBuffer(backend, gradient.size());
     } else {
-      residual = kernels::FloatBuffer(backend, restored->second.size());
-      std::ranges::copy(restored->second, residual.begin());
+      kept.values = kernels::FloatBuffer(backend, restored->second.size());
+      std::ranges::copy(restored->second, kept.values.begin());
       restored_.erase(restored);
     }
   }
-  if (residual.size() != gradient.size()) {
-    throw Error(fmt::format("error feedback: unit '{}' changed size from {} to {} elements",
-                            unit.name, residual.size(), gradient.size()));
+  if (kept.form == Kept::Form::Replacing) {
+    throw Error(fmt::format("error feedback: unit '{}' encoded again before its last decode", unit.name));
   }
+  if (kept.values.size() != gradient.size()) {
+    throw Error(fmt::format("error feedback: unit '{}' changed size from {} to {} elements",
+                            unit.name, kept.values.size(), gradient.size()));
+  }
+  subtracted_.erase(unit.unit_id);
   Corrected& corrected = scratch.get_or_create<Corrected>();
   if (corrected.values.size() != gradient.size()) corrected.values = kernels::FloatBuffer(backend, gradient.size());
+  if (kept.form == Kept::Form::Deferred) {
+    // The inner forms corrected = β·(last corrected − transmitted) + gradient in place, in the
+    // pass of its first product; the buffers then swap, so that corrected.values holds it (the
+    // memory does not move: the inner may keep a span of it for its decode rounds).
+    Message message = fused_->encode_corrected(unit, decay_, gradient, kept.values, corrected.inner);
+    std::swap(kept.values, corrected.values);
+    kept.form = Kept::Form::Replacing;
+    return message;
+  }
   // (β·residual) rounded first, then the sum: DeMo's δ.mul_(β); δ.add_(η·g). With β = 1 the
   // product is the residual itself, so this is plain error feedback's gradient + residual.
-  kernels::scale_add(backend, decay_, residual, gradient, corrected.values);
+  kernels::scale_add(backend, decay_, kept.values, gradient, corrected.values);
   return inner_->encode(unit, corrected.values, corrected.inner);
 }
 
@@ -49,7 +63,9 @@ std::optional<Message> ErrorFeedback::decode(const UnitContext& unit, int round,
   Corrected& corrected = scratch.get<Corrected>();
   std::optional<Message> next = inner_->decode(unit, round, received, corrected.inner, aggregate);
   if (next) return next;
-  kernels::FloatBuffer& residual = residuals_.at(unit.unit_id);
+  Kept& kept = kept_.at(unit.unit_id);
+  kept.form = Kept::Form::Residual;
+  kernels::FloatBuffer& residual = kept.values;
   const kernels::Backend backend = unit.execution.backend;
   if (!unit.present) {  // this step's exchange carried nothing of this rank: keep all of it
     std::swap(residual, corrected.values);
@@ -60,8 +76,14 @@ std::optional<Message> ErrorFeedback::decode(const UnitContext& unit, int round,
     case Transmitted::Form::Dense:  // residual ← corrected − transmitted, in the residual's storage
       kernels::subtract(backend, corrected.values, residual, residual);
       break;
-    case Transmitted::Form::Aggregate:  // residual ← corrected − the reconstruction decode just wrote
-      kernels::subtract(backend, corrected.values, aggregate, residual);
+    case Transmitted::Form::Aggregate:
+      if (fused_ != nullptr && fused_->keeps_transmitted(unit)) {
+        // Deferred: corrected is kept, and the inner's next encode subtracts the reconstruction.
+        std::swap(residual, corrected.values);
+        kept.form = Kept::Form::Deferred;
+      } else {  // residual ← corrected − the reconstruction decode just wrote
+        kernels::subtract(backend, corrected.values, aggregate, residual);
+      }
       break;
     case Transmitted::Form::Entries: {
       // residual ← corrected − transmitted where transmitted is not +0, and corrected elsewhere
@@ -89,19 +111,35 @@ std::optional<std::uint64_t> ErrorFeedback::wire_bytes(const UnitContext& unit, 
 }
 
 std::span<const float> ErrorFeedback::residual(std::uint32_t unit_id) const {
-  if (const auto it = residuals_.find(unit_id); it != residuals_.end()) return it->second.span();
+  if (const auto it = kept_.find(unit_id); it != kept_.end()) {
+    const Kept& kept = it->second;
+    switch (kept.form) {
+      case Kept::Form::Residual: return kept.values.span();
+      case Kept::Form::Deferred: {
+        std::vector<float>& copy = subtracted_[unit_id];
+        copy.resize(kept.values.size());
+        fused_->subtract_transmitted(unit_id, kept.values.span(), copy);
+        return copy;
+      }
+      case Kept::Form::Replacing:
+        throw Error(fmt::format("error feedback: the residual of unit {} is being replaced by a step in flight; "
+                                "read it between steps",
+                                unit_id));
+    }
+  }
   if (const auto it = restored_.find(unit_id); it != restored_.end()) return it->second;
   return {};
 }
 
 void ErrorFeedback::save_state(StateDict& state, std::string_view prefix) const {
-  for (const auto& [id, residual] : residuals_) state.put(fmt::format("{}residual/{}", prefix, id), residual.span());
+  for (const auto& [id, kept] : kept_) state.put(fmt::format("{}residual/{}", prefix, id), residual(id));
   for (const auto& [id, residual] : restored_) state.put(fmt::format("{}residual/{}", prefix, id), residual);
   inner_->save_state(state, fmt::format("{}inner/", prefix));
 }
 
 void ErrorFeedback::load_state(const StateDict& state, std::string_view prefix) {
-  residuals_.clear();
+  kept_.clear();
+  subtracted_.clear();
   restored_.clear();
   const std::string residual_prefix = fmt::format("{}residual/", prefix);
   for (const std::string& key : state.keys()) {

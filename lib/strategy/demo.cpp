@@ -138,12 +138,14 @@ DemoOptions demo_options(const Config& c) {
 }
 
 // The one exchange of a step: the momentum, through the transport. The momentum δ lives in the
-// ErrorFeedback wrapper: state key "momentum/residual/<unit id>".
+// ErrorFeedback wrapper: state key "momentum/residual/<unit id>". It is kept as such (no fused,
+// deferred form), for Psyche's lookahead reads it while the exchange runs (remember_momentum).
 std::vector<PlannedSync> demo_syncs(const Config& config, std::span<const TensorInfo> tensors) {
   const DemoOptions options = demo_options(config);
   const Config transport = transport_config(config, options);
   PlannedSync sync = planned_sync(transport, tensors.size());
-  sync.compressor = std::make_unique<ErrorFeedback>(std::move(sync.compressor), static_cast<float>(options.decay));
+  sync.compressor = std::make_unique<ErrorFeedback>(std::move(sync.compressor), static_cast<float>(options.decay),
+                                                    ErrorFeedback::Fusion::Off);
   std::vector<PlannedSync> syncs;
   syncs.push_back(std::move(sync));
   return syncs;

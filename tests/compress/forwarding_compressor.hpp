@@ -1,6 +1,7 @@
 #pragma once
 // Test compressors that wrap another and change one thing. ForwardingCompressor forwards every
-// call a compressor must implement; the state calls keep Compressor's defaults.
+// call a compressor must implement and the state calls, but not the optional fused error feedback
+// (error feedback around it runs unfused).
 #include <memory>
 #include <optional>
 
@@ -27,6 +28,8 @@ class ForwardingCompressor : public Compressor {
   std::optional<std::uint64_t> wire_bytes(const UnitContext& unit, int round) const override {
     return inner_->wire_bytes(unit, round);
   }
+  void save_state(StateDict& state, std::string_view prefix) const override { inner_->save_state(state, prefix); }
+  void load_state(const StateDict& state, std::string_view prefix) override { inner_->load_state(state, prefix); }
 
  private:
   std::unique_ptr<Compressor> inner_;

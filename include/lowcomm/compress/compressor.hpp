@@ -22,6 +22,8 @@
 
 namespace lowcomm {
 
+class FusedErrorFeedback;
+
 // How payloads combine; the library checks every message against it.
 enum class Aggregation : std::uint8_t {
   Summable,    // one round of Sum (an all-reduce suffices)
@@ -95,6 +97,10 @@ class Compressor {
   // `prefix`. What the UnitScratch carries within a step is not state.
   virtual void save_state(StateDict& state, std::string_view prefix) const;
   virtual void load_state(const StateDict& state, std::string_view prefix);
+
+  // Optional: error feedback fused into this compressor's passes (fused_error_feedback.hpp), or
+  // nullptr (the default), and ErrorFeedback keeps the residual in passes of its own.
+  virtual FusedErrorFeedback* fused_error_feedback() { return nullptr; }
 };
 
 // The base a compressor derives from: `Scratch` is the value its encode leaves for the decode

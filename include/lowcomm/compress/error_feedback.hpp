@@ -13,19 +13,31 @@
 // The residuals live in the memory of the unit's backend (UnitContext::execution; on the GPU for
 // Cuda, kernels/memory.hpp) and the sums run there (kernels/elementwise.hpp; scatter_add for the
 // sparse correction of a compressor whose transmitted is entries).
+//
+// Where the wrapped compressor offers it (Compressor::fused_error_feedback(): PowerSGD), a unit's
+// residual is kept deferred, as the corrected input whose transmitted part the compressor's next
+// encode subtracts in its own pass (fused_error_feedback.hpp): the same bits, two passes fewer.
+// residual() and checkpoints see it subtracted.
 #include <map>
 #include <memory>
 #include <vector>
 
 #include "lowcomm/compress/compressor.hpp"
+#include "lowcomm/compress/fused_error_feedback.hpp"
 #include "lowcomm/kernels/memory.hpp"
 
 namespace lowcomm {
 
 class ErrorFeedback final : public Compressor {
  public:
+  enum class Fusion : std::uint8_t {
+    WhereOffered,  // defer the residual where the wrapped compressor offers fused error feedback
+    Off,           // always keep the residual itself: for a caller that reads residual() during a step
+  };
+
   // decay in [0, 1]; 1 is plain error feedback.
-  explicit ErrorFeedback(std::unique_ptr<Compressor> inner, float decay = 1.0f);
+  explicit ErrorFeedback(std::unique_ptr<Compressor> inner, float decay = 1.0f,
+                         Fusion fusion = Fusion::WhereOffered);
 
   Aggregation aggregation() const override { return inner_->aggregation(); }
   bool supports(Granularity granularity) const override { return inner_->supports(granularity); }
@@ -43,7 +55,9 @@ class ErrorFeedback final : public Compressor {
   void load_state(const StateDict& state, std::string_view prefix) override;
 
   const Compressor& inner() const { return *inner_; }
-  // The residual of a unit (empty before its first step).
+  // The residual of a unit (empty before its first step), between steps: from a unit's encode to
+  // its last decode a deferred residual is being replaced, and this throws. A deferred residual is
+  // subtracted into a copy, valid until the next call.
   std::span<const float> residual(std::uint32_t unit_id) const;
 
  private:
@@ -53,10 +67,22 @@ class ErrorFeedback final : public Compressor {
     UnitScratch inner;
     std::vector<float> negated;  // −values of the inner's transmitted entries, when it has them
   };
+  // What a unit carries to its next step: state.
+  struct Kept {
+    enum class Form : std::uint8_t {
+      Residual,   // values: the residual
+      Deferred,   // values: last step's corrected input; the inner subtracts what it transmitted
+      Replacing,  // a step that consumed the deferred form is in flight; values: nothing yet
+    };
+    kernels::FloatBuffer values;
+    Form form = Form::Residual;
+  };
   std::unique_ptr<Compressor> inner_;
   float decay_;
-  std::map<std::uint32_t, kernels::FloatBuffer> residuals_;  // carried to the next step: state
-  // What load_state read, moved into residuals_ (in the backend's memory, which only a unit's
+  FusedErrorFeedback* fused_;  // the inner's fused error feedback, or nullptr (none, or Fusion::Off)
+  std::map<std::uint32_t, Kept> kept_;
+  mutable std::map<std::uint32_t, std::vector<float>> subtracted_;  // residual()'s copies of deferred ones
+  // What load_state read, moved into kept_ (in the backend's memory, which only a unit's
   // context names) by the unit's next encode.
   std::map<std::uint32_t, std::vector<float>> restored_;
 };

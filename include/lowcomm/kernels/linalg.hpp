@@ -1,7 +1,8 @@
 #pragma once
-// Dense linear algebra for PowerSGD (REFERENCE.md §3): the Gram-Schmidt step of the paper's code
-// and a row-major GEMM. Matrices are row-major fp32 spans whose sizes are checked against the
-// dimensions; a mismatch, a negative dimension or a bad epsilon throws lowcomm::Error.
+// Dense linear algebra for PowerSGD (REFERENCE.md §3): the Gram-Schmidt step of the paper's code,
+// a row-major GEMM, and PowerSGD's first product with error feedback fused into it. Matrices are
+// row-major fp32 spans whose sizes are checked against the dimensions; a mismatch, a negative
+// dimension or a bad epsilon throws lowcomm::Error.
 //
 // Unlike the encoders these are reductions, so Cpu and Reference agree within a float tolerance,
 // not bitwise (each says which). Both are deterministic run to run; Reference is the definition.
@@ -44,5 +45,29 @@ void orthonormalize_columns(Backend backend, std::span<float> matrix, std::int64
 void gemm(Backend backend, bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
           std::int64_t k, float alpha, std::span<const float> a, std::span<const float> b,
           float beta, std::span<float> c);
+
+// The largest rank feedback_product takes (that of gemm's thin shapes on Cpu).
+inline constexpr std::int64_t kFeedbackProductMaxRank = 8;
+
+// PowerSGD's error feedback fused into its first product (lib/compress/builtin/powersgd.cpp), in
+// one pass over the rows × cols matrix `corrected`, which holds last step's corrected gradient on
+// entry and this step's on return:
+//   corrected ← decay·(corrected − last_p·last_qᵀ) + gradient     (last_p: rows × last_rank,
+//   p ← corrected · q                                               last_q: cols × last_rank,
+//                                                                   q: cols × rank, p: rows × rank)
+// i.e. last step's residual (its corrected input less the reconstruction it transmitted), decayed
+// and added to this step's gradient, then multiplied by Q. Each element is computed with the
+// operations, and each sum in the order, of the same backend's unfused sequence
+//   gemm(false, true, rows, cols, last_rank, 1, last_p, last_q, 0, r)   r = last_p·last_qᵀ
+//   subtract(corrected, r, r); scale_add(decay, r, gradient, corrected)
+//   gemm(false, false, rows, rank, cols, 1, corrected, q, 0, p)
+// so the two give the same bits (the test checks it), at every thread count. The fused pass crosses
+// the big matrices three times (two reads, one write) where the sequence crosses them eight times. Ranks are 1 to
+// kFeedbackProductMaxRank. Reference and Cpu only: elsewhere `implements(backend,
+// "feedback_product")` is false and the call throws (PowerSGD then runs the unfused sequence).
+void feedback_product(Backend backend, std::int64_t rows, std::int64_t cols, std::int64_t last_rank,
+                      std::span<const float> last_p, std::span<const float> last_q, float decay,
+                      std::span<const float> gradient, std::span<float> corrected, std::int64_t rank,
+                      std::span<const float> q, std::span<float> p);
 
 }  // namespace lowcomm::kernels

@@ -7,6 +7,11 @@
 // Tensors with fewer than two dimensions go dense (one round, the mean). Error feedback is on by
 // default, as in the paper. Needs each tensor's shape: per-tensor granularity only.
 //
+// Error feedback fused (fused_error_feedback.hpp): where the backend has the kernel
+// (kernels::feedback_product: Reference, Cpu) and r' ≤ 8, the residual corrected − P̂Q̄ᵀ is never
+// written. The error feedback keeps `corrected`, this compressor keeps P̂ and Q̄, and the next
+// step's M·Q computes β·(corrected − P̂Q̄ᵀ) + G in its own pass, with the unfused sequence's bits.
+//
 // PyTorch's DDP hook (powerSGD_hook) differs in three options, all off by default here; its own
 // defaults are rank 1, start_step 1000, min_compression_rate 2, orthogonalize_q true:
 //   start_step            steps before it are dense all-reduces (and keep no error)
@@ -19,7 +24,9 @@
 #include <numbers>
 
 #include "builtins.hpp"
+#include "lowcomm/compress/fused_error_feedback.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/elementwise.hpp"
 #include "lowcomm/kernels/linalg.hpp"
 #include "shared_random.hpp"
 
@@ -45,7 +52,17 @@ struct Factors {                 // this step's, from encode to the last decode
   std::vector<float> p_hat;
 };
 
-class PowerSgd final : public CompressorWith<Factors> {
+// What a step transmitted, P̂·Q̄ᵀ, as its factors: kept for fused error feedback until the unit's
+// next encode subtracts it from the corrected input the error feedback kept.
+struct LastTransmitted {
+  kernels::Backend backend{};
+  std::uint64_t step = 0;
+  Shape shape;
+  std::vector<float> p_hat;  // n × r'
+  std::vector<float> q;      // m × r': Q̄ as the reconstruction used it (orthogonalize_q changes Q after)
+};
+
+class PowerSgd final : public CompressorWith<Factors>, public FusedErrorFeedback {
  public:
   explicit PowerSgd(Options options) : options_(options) {}
 
@@ -56,10 +73,9 @@ class PowerSgd final : public CompressorWith<Factors> {
     const Shape s = shape_of(unit);
     if (s.dense()) return Message::sum({gradient.begin(), gradient.end()});
     factors.input = gradient;  // valid until the last decode (compressor.hpp)
-    std::vector<float>& q = warm_start(unit, s);
-    if (options_.orthogonalize_q) kernels::orthonormalize_columns(unit.execution.backend, q, s.m, s.r);
     std::vector<float> p(static_cast<std::size_t>(s.n * s.r));
-    kernels::gemm(unit.execution.backend, false, false, s.n, s.r, s.m, 1.0f, gradient, q, 0.0f, p);
+    kernels::gemm(unit.execution.backend, false, false, s.n, s.r, s.m, 1.0f, gradient, this_steps_q(unit, s), 0.0f,
+                  p);
     return Message::sum(std::move(p));
   }
 
@@ -84,6 +100,12 @@ class PowerSgd final : public CompressorWith<Factors> {
     std::vector<float>& q = q_.at(unit.unit_id);
     for (std::size_t i = 0; i < q.size(); ++i) q[i] = received.sum[i] / ranks;  // kept: warm start
     reconstruct(unit, s, factors.p_hat, q, aggregate);
+    if (fusion_offered_ && fusable(unit, s)) {
+      LastTransmitted& last = last_[unit.unit_id];
+      last = {.backend = unit.execution.backend, .step = unit.step, .shape = s, .p_hat = {}, .q = {}};
+      last.p_hat.assign(factors.p_hat.begin(), factors.p_hat.end());
+      last.q.assign(q.begin(), q.end());
+    }
     return std::nullopt;
   }
 
@@ -102,17 +124,56 @@ class PowerSgd final : public CompressorWith<Factors> {
     return static_cast<std::uint64_t>(floats) * sizeof(float);
   }
 
+  // What a checkpoint needs is Q: a deferred residual is saved subtracted (ErrorFeedback), so the
+  // last factors are not state.
   void save_state(StateDict& state, std::string_view prefix) const override {
     for (const auto& [id, q] : q_) state.put(fmt::format("{}q/{}", prefix, id), q);
   }
 
   void load_state(const StateDict& state, std::string_view prefix) override {
     q_.clear();
+    last_.clear();
     const std::string q_prefix = fmt::format("{}q/", prefix);
     for (const std::string& key : state.keys()) {
       if (!key.starts_with(q_prefix)) continue;
       q_[unit_id_of_state_key(key, q_prefix)] = state.floats(key);
     }
+  }
+
+  FusedErrorFeedback* fused_error_feedback() override {
+    fusion_offered_ = true;
+    return this;
+  }
+
+  bool keeps_transmitted(const UnitContext& unit) const override {
+    const auto last = last_.find(unit.unit_id);
+    return last != last_.end() && last->second.step == unit.step;
+  }
+
+  Message encode_corrected(const UnitContext& unit, float decay, std::span<const float> gradient,
+                           std::span<float> corrected, UnitScratch& scratch) override {
+    const Shape s = shape_of(unit);
+    const LastTransmitted& last = last_of(unit.unit_id);
+    if (s.dense() || s.n != last.shape.n || s.m != last.shape.m) {
+      throw Error(fmt::format("powersgd: unit '{}' is no longer the {} × {} matrix whose residual was deferred "
+                              "(internal error)",
+                              unit.name, last.shape.n, last.shape.m));
+    }
+    Factors& factors = scratch.get_or_create<Factors>();
+    factors.input = corrected;
+    std::vector<float> p(static_cast<std::size_t>(s.n * s.r));
+    kernels::feedback_product(unit.execution.backend, s.n, s.m, last.shape.r, last.p_hat, last.q, decay, gradient,
+                              corrected, s.r, this_steps_q(unit, s), p);
+    return Message::sum(std::move(p));
+  }
+
+  // The unfused sequence's first two operations: residual = corrected − P̂Q̄ᵀ.
+  void subtract_transmitted(std::uint32_t unit_id, std::span<const float> corrected,
+                            std::span<float> residual) const override {
+    const LastTransmitted& last = last_of(unit_id);
+    const Shape& s = last.shape;
+    kernels::gemm(last.backend, false, true, s.n, s.m, s.r, 1.0f, last.p_hat, last.q, 0.0f, residual);
+    kernels::subtract(last.backend, corrected, residual, residual);
   }
 
  private:
@@ -147,6 +208,26 @@ class PowerSgd final : public CompressorWith<Factors> {
     return q;
   }
 
+  // The Q that multiplies this step's M: last step's Q̄ (or the random start), orthonormalised
+  // first where orthogonalize_q asks.
+  std::span<const float> this_steps_q(const UnitContext& unit, const Shape& s) {
+    std::vector<float>& q = warm_start(unit, s);
+    if (options_.orthogonalize_q) kernels::orthonormalize_columns(unit.execution.backend, q, s.m, s.r);
+    return q;
+  }
+
+  static bool fusable(const UnitContext& unit, const Shape& s) {
+    return s.r <= kernels::kFeedbackProductMaxRank && kernels::implements(unit.execution.backend, "feedback_product");
+  }
+
+  const LastTransmitted& last_of(std::uint32_t unit_id) const {
+    const auto last = last_.find(unit_id);
+    if (last == last_.end()) {
+      throw Error(fmt::format("powersgd: no transmitted factors kept for unit {} (internal error)", unit_id));
+    }
+    return last->second;
+  }
+
   static void reconstruct(const UnitContext& unit, const Shape& s, std::span<const float> p_hat,
                           std::span<const float> q, std::span<float> out) {
     kernels::gemm(unit.execution.backend, false, true, s.n, s.m, s.r, 1.0f, p_hat, q, 0.0f, out);
@@ -160,6 +241,8 @@ class PowerSgd final : public CompressorWith<Factors> {
 
   Options options_;
   std::map<std::uint32_t, std::vector<float>> q_;  // warm-start factors: state
+  bool fusion_offered_ = false;                     // an ErrorFeedback asked: keep last_
+  std::map<std::uint32_t, LastTransmitted> last_;  // each unit's last step, for fused error feedback
 };
 
 const OptionsSchema<Options>& powersgd_schema() {
