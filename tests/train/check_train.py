@@ -26,7 +26,10 @@
         replay fail naming the file and the dataset, instead of going on with other numbers;
     check_train.py LOWCOMM MPIEXEC WORKDIR backends STRATEGY
         compute.backend = reference (the plain kernels, model and compressors) trains as the
-        optimised cpu backend does, to float rounding, and a backend this build lacks is refused.
+        optimised cpu backend does, to float rounding, and a backend this build lacks is refused;
+    check_train.py LOWCOMM MPIEXEC WORKDIR init_from
+        train.init_from starts a run from another run's checkpointed parameters (bitwise at
+        learning rate 0), and refuses another model shape, no checkpoint, no model/parameters.
 Reads the HDF5 files with h5py only (no lowcomm), as a researcher would.
 """
 import collections
@@ -588,6 +591,59 @@ def precision():
     print(f"bf16 losses {losses['bf16']} follow fp32's {losses['fp32']} within 1%")
 
 
+def init_from():
+    """train.init_from starts a fresh run from another run's parameters: at learning rate 0 they
+    are still the source checkpoint's after a step, bit for bit; at a real learning rate the run
+    starts where the source ended (its first loss far below a fresh model's), with its own log
+    from step 0 and fresh optimizer state; another model shape, a folder without a checkpoint
+    and a checkpoint without model/parameters are refused saying so."""
+    source = os.path.join(WORK, "init-source")
+    train(source, "--force", "--set", "train.steps=60", "--set", "train.eval_every=0", *STRATEGY["data_parallel"])
+    # rank 0's file of the source's last checkpoint is what every rank starts from
+    start = final_parameters(source, 60)
+
+    still = os.path.join(WORK, "init-lr0")
+    train(still, "--force", "--set", "train.steps=1", "--set", "train.eval_every=0", "--set", "schedule.lr=0",
+          "--set", "schedule.warmup_steps=0", "--set", f"train.init_from={source}")
+    assert final_parameters(still, 1).tobytes() == start.tobytes(), "the parameters at step 0 are not the source's"
+
+    tuned, fresh = os.path.join(WORK, "init-tuned"), os.path.join(WORK, "init-fresh")
+    run = ["--force", "--set", "train.steps=3", "--set", "train.eval_every=0", *STRATEGY["data_parallel"]]
+    train(tuned, *run, "--set", f"train.init_from={source}")
+    train(fresh, *run)
+    with h5py.File(os.path.join(tuned, "log.h5"), "r") as f, h5py.File(os.path.join(fresh, "log.h5"), "r") as g, \
+            h5py.File(os.path.join(source, "log.h5"), "r") as h:
+        assert f["steps/step"][:].tolist() == [0, 1, 2], f["steps/step"][:]
+        tuned_loss, fresh_loss, source_last = f["steps/loss"][0], g["steps/loss"][0], h["steps/loss"][-1]
+    assert tuned_loss < fresh_loss - 0.3 and abs(tuned_loss - source_last) < 0.5, (tuned_loss, fresh_loss, source_last)
+
+    def refused(out, *extra):
+        result = train(out, "--force", "--set", "train.steps=1", *extra, check=False)
+        return result.returncode, result.stdout + result.stderr
+
+    code, text = refused(os.path.join(WORK, "init-wide"), "--set", f"train.init_from={source}",
+                         "--set", "model.width=64")
+    assert code == 2 and "trained another model (model.width = 128 there, 64 here)" in text, (code, text)
+    empty = os.path.join(WORK, "init-empty")
+    shutil.rmtree(empty, ignore_errors=True)
+    os.makedirs(empty)
+    shutil.copy(os.path.join(source, "log.h5"), empty)
+    code, text = refused(os.path.join(WORK, "init-nothing"), "--set", f"train.init_from={empty}")
+    assert code == 2 and "holds no complete checkpoint" in text, (code, text)
+    code, text = refused(os.path.join(WORK, "init-nowhere"), "--set", f"train.init_from={empty}-absent")
+    assert code == 2 and "no such folder" in text, (code, text)
+    damaged = os.path.join(WORK, "init-damaged")
+    shutil.rmtree(damaged, ignore_errors=True)
+    shutil.copytree(source, damaged)
+    rank0 = os.path.join(damaged, "checkpoints", "step-00000060", "rank-0000.h5")
+    with h5py.File(rank0, "a") as f:
+        del f["floats/model/parameters"]
+    code, text = refused(os.path.join(WORK, "init-missing"), "--set", f"train.init_from={damaged}")
+    assert code == 2 and "model/parameters" in text, (code, text)
+    print(f"init_from: lr 0 keeps the source's parameters bitwise; first loss {tuned_loss:.3f} fine-tuned, "
+          f"{fresh_loss:.3f} fresh (source ended at {source_last:.3f}); four mistakes refused")
+
+
 {"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline, "micro_batches": micro_batches, "disk_full": disk_full, "stragglers": stragglers, "dropout": dropout,
  "crash_commit": crash_commit, "go_back": go_back, "exclusive": exclusive,
- "checksums": checksums, "backends": lambda: backends(ARGS[0]), "precision": precision}[MODE]()
+ "checksums": checksums, "backends": lambda: backends(ARGS[0]), "precision": precision, "init_from": init_from}[MODE]()

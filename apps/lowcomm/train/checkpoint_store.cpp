@@ -136,8 +136,8 @@ std::optional<std::int64_t> CheckpointStore::latest() const {
   return step < 0 ? std::nullopt : std::optional(step);
 }
 
-StateDict CheckpointStore::load(std::int64_t step) const {
-  const std::filesystem::path file = step_dir(step) / fmt::format("rank-{:04d}.h5", control_.rank());
+StateDict CheckpointStore::load(std::int64_t step, std::optional<int> rank) const {
+  const std::filesystem::path file = step_dir(step) / fmt::format("rank-{:04d}.h5", rank.value_or(control_.rank()));
   if (!std::filesystem::exists(file)) {
     throw LogError(fmt::format("checkpoint {} is missing: a run resumes with the number of ranks it "
                                "was started with", file.string()));

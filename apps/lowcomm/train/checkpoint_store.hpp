@@ -35,9 +35,9 @@ class CheckpointStore {
   // the steps kept when it is not one of them.
   void rewind_to(std::int64_t step) const;
 
-  // This rank's state of the checkpoint at `step`. Throws LogError naming the file when it is
-  // missing (was the run started with another number of ranks?) or unreadable.
-  StateDict load(std::int64_t step) const;
+  // The state of `rank` (default: this rank) in the checkpoint at `step`. Throws LogError naming
+  // the file when it is missing (was the run started with another number of ranks?) or unreadable.
+  StateDict load(std::int64_t step, std::optional<int> rank = std::nullopt) const;
 
   std::filesystem::path folder() const { return dir_; }
 

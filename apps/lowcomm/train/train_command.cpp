@@ -42,6 +42,7 @@
 #include "common/run_config.hpp"
 #include "checkpoint_store.hpp"
 #include "fault_injection.hpp"
+#include "initial_parameters.hpp"
 #include "run_folder_lock.hpp"
 #include "progress_line.hpp"
 #include "stop_signal.hpp"
@@ -140,6 +141,9 @@ class Trainer {
   void run() {
     prepare_run_folder();
     restore();
+    if (!resumed_ && !loop_.init_from.empty()) {
+      load_initial_parameters(loop_.init_from, config_, control(), model_->parameters());
+    }
     if (first_step_ >= steps_) {
       if (mpi_.rank() == 0) {
         std::printf("lowcomm train: %s already holds all %lld step%s\n", run_dir_.c_str(),

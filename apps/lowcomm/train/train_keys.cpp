@@ -64,7 +64,11 @@ const OptionsSchema<LoopOptions>& loop_schema() {
                  {.choices = {"fp32", "bf16"}})
           .field("nonfinite", &LoopOptions::nonfinite,
                  "NaN or Inf in a loss or gradient: stop (checkpoint, exit 3) or skip the step",
-                 {.choices = {"stop", "skip"}});
+                 {.choices = {"stop", "skip"}})
+          .field("init_from", &LoopOptions::init_from,
+                 "start from the parameters of another run's latest checkpoint (its --out folder; rank 0's "
+                 "parameters, the same model.*; not its optimizer state, step or log), e.g. to fine-tune; "
+                 "\"\": the seed's initialisation. A resumed run continues from its own checkpoint");
   return schema;
 }
 

@@ -20,6 +20,7 @@ struct LoopOptions {
   std::int64_t progress_every = 10;
   std::string precision = "fp32";
   std::string nonfinite = "stop";
+  std::string init_from;  // a run folder whose latest parameters a fresh run starts from ("": none)
 };
 
 void add_model_keys(ConfigSchema& schema);
