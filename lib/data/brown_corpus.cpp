@@ -105,6 +105,19 @@ std::string read_file(const std::filesystem::path& file) {
   return std::move(contents).str();
 }
 
+// The genre letters a README.txt written by prepare_brown_corpus records (its `genres = "..."`
+// line); one written before genres could be chosen has none and holds them all.
+std::string genres_in_metadata(const std::filesystem::path& metadata) {
+  std::ifstream in(metadata);
+  const std::string prefix = "genres = \"";
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(prefix) && line.ends_with('"')) {
+      return line.substr(prefix.size(), line.size() - prefix.size() - 1);
+    }
+  }
+  return std::string(kBrownGenres);
+}
+
 }  // namespace
 
 std::string strip_brown_tags(std::string_view tagged) {
@@ -172,6 +185,26 @@ std::vector<BrownDocument> read_brown_documents(const std::filesystem::path& dir
   return documents;
 }
 
+std::string brown_genres(std::string_view selection) {
+  if (selection == "all") return std::string(kBrownGenres);
+  if (selection == "informative") return std::string(kBrownInformativeGenres);
+  if (selection == "imaginative") return std::string(kBrownImaginativeGenres);
+  std::string letters;
+  for (const char genre : kBrownGenres) {
+    if (selection.find(genre) != std::string_view::npos) letters += genre;
+  }
+  const bool only_genres =
+      std::ranges::all_of(selection, [](char c) { return kBrownGenres.find(c) != std::string_view::npos; });
+  if (selection.empty() || !only_genres) {
+    throw Error(fmt::format("Brown genres '{}': give all, informative (a-j: {}), imaginative (k-r: {}), or genre "
+                            "letters out of {} (docs/data.md lists them)",
+                            selection, kBrownInformativeGenres, kBrownImaginativeGenres, kBrownGenres));
+  }
+  return letters;
+}
+
+char brown_genre_of(std::string_view document_name) { return document_name.size() > 1 ? document_name[1] : '\0'; }
+
 bool is_brown_validation_document(std::size_t index) {
   return index % kBrownValidationEvery == kBrownValidationEvery - 1;
 }
@@ -184,10 +217,11 @@ PreparedCorpus brown_corpus_outputs(const std::filesystem::path& out_dir) {
   return outputs;
 }
 
-bool brown_corpus_ready(const std::filesystem::path& out_dir) {
+bool brown_corpus_ready(const std::filesystem::path& out_dir, std::string_view genres) {
   const PreparedCorpus outputs = brown_corpus_outputs(out_dir);
   std::error_code error;
   if (!std::filesystem::is_regular_file(outputs.metadata, error)) return false;
+  if (genres_in_metadata(outputs.metadata) != genres) return false;
   try {
     read_token_shard(outputs.train, kByteVocabularySize);
     read_token_shard(outputs.val, kByteVocabularySize);
@@ -198,9 +232,10 @@ bool brown_corpus_ready(const std::filesystem::path& out_dir) {
 }
 
 PreparedCorpus prepare_brown_corpus(const std::filesystem::path& source_dir,
-                                    const std::filesystem::path& out_dir, bool force) {
+                                    const std::filesystem::path& out_dir, bool force, std::string_view genres) {
   PreparedCorpus result = brown_corpus_outputs(out_dir);
-  if (!force && brown_corpus_ready(out_dir)) {
+  result.genres = brown_genres(genres);  // checked, and in corpus order
+  if (!force && brown_corpus_ready(out_dir, result.genres)) {
     result.train_tokens = static_cast<std::int64_t>(
         read_token_shard(result.train, kByteVocabularySize).size());
     result.val_tokens = static_cast<std::int64_t>(
@@ -208,7 +243,10 @@ PreparedCorpus prepare_brown_corpus(const std::filesystem::path& source_dir,
     result.reused = true;
     return result;
   }
-  const std::vector<BrownDocument> documents = read_brown_documents(source_dir);
+  std::vector<BrownDocument> documents = read_brown_documents(source_dir);
+  std::erase_if(documents, [&](const BrownDocument& document) {
+    return result.genres.find(brown_genre_of(document.name)) == std::string::npos;
+  });
   std::string train_text, val_text;
   for (std::size_t i = 0; i < documents.size(); ++i) {
     std::string& text = is_brown_validation_document(i) ? val_text : train_text;
@@ -217,9 +255,9 @@ PreparedCorpus prepare_brown_corpus(const std::filesystem::path& source_dir,
     text += '\n';  // a blank line between documents
   }
   if (result.val_documents == 0) {
-    throw Error(fmt::format("{} holds {} Brown documents, too few for a validation split (every "
-                            "{}th document): give the whole corpus", source_dir.string(),
-                            documents.size(), kBrownValidationEvery));
+    throw Error(fmt::format("{} holds {} Brown documents of genres {}, too few for a validation split "
+                            "(every {}th document): give the whole corpus, or more genres",
+                            source_dir.string(), documents.size(), result.genres, kBrownValidationEvery));
   }
   const std::vector<std::uint16_t> train = byte_tokenize(train_text);
   const std::vector<std::uint16_t> val = byte_tokenize(val_text);
@@ -240,7 +278,8 @@ PreparedCorpus prepare_brown_corpus(const std::filesystem::path& source_dir,
         << "Tags stripped, text rejoined with English spacing, byte-level tokens (vocabulary "
            "256), llm.c shard format.\n"
         << "Split: every " << kBrownValidationEvery
-        << "th document in file-name order is validation.\n\n"
+        << "th document of the selected genres, in file-name order, is validation.\n\n"
+        << "genres = \"" << result.genres << "\"\n"
         << "documents = " << documents.size() << "\n"
         << "train_documents = " << result.train_documents << "\n"
         << "val_documents = " << result.val_documents << "\n"

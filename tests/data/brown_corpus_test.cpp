@@ -163,6 +163,44 @@ TEST(BrownPrepare, RedoesInvalidOutputs) {
   EXPECT_TRUE(brown_corpus_ready(out));
 }
 
+TEST(BrownGenres, NamesAndLettersResolveInCorpusOrder) {
+  EXPECT_EQ(brown_genres("all"), "abcdefghjklmnpr");
+  EXPECT_EQ(brown_genres("informative"), "abcdefghj");
+  EXPECT_EQ(brown_genres("imaginative"), "klmnpr");
+  EXPECT_EQ(brown_genres("rkd"), "dkr");
+  EXPECT_EQ(brown_genre_of("cr09"), 'r');
+  for (const char* bad : {"", "fiction", "ai", "k m"}) {
+    try {
+      brown_genres(bad);
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("give all, informative (a-j: abcdefghj), imaginative (k-r: klmnpr)")) << bad;
+    }
+  }
+}
+
+// The 40 documents are genres a-d, ten each: b and d keep 20, of which the 20th (cd09) is
+// validation; outputs of other genres are not reused.
+TEST(BrownPrepare, KeepsTheChosenGenresAndSplitsThemAlone) {
+  const TempDir dir;
+  const auto source = make_corpus(dir);
+  const auto out = dir / "out";
+  const PreparedCorpus part = prepare_brown_corpus(source, out, false, "db");
+  EXPECT_EQ(part.genres, "bd");
+  EXPECT_EQ(part.train_documents, 19);
+  EXPECT_EQ(part.val_documents, 1);
+  const std::string metadata = slurp(out / "README.txt");
+  EXPECT_THAT(metadata, HasSubstr("genres = \"bd\""));
+  EXPECT_THAT(metadata, HasSubstr("validation_documents = [\"cd09\"]"));
+  EXPECT_TRUE(brown_corpus_ready(out, "bd"));
+  EXPECT_FALSE(brown_corpus_ready(out));  // the whole corpus was not prepared there
+  EXPECT_TRUE(prepare_brown_corpus(source, out, false, "bd").reused);
+  const PreparedCorpus whole = prepare_brown_corpus(source, out);
+  EXPECT_FALSE(whole.reused);
+  EXPECT_EQ(whole.train_documents + whole.val_documents, 40);
+  EXPECT_TRUE(brown_corpus_ready(out));
+}
+
 TEST(BrownPrepare, TooFewDocumentsForValidationIsAnError) {
   const TempDir dir;
   try {

@@ -26,6 +26,7 @@ struct PrepareDataArguments {
   std::string corpus = "brown";
   std::string source_dir;
   std::string out = "data/brown";
+  std::string genres = "all";
   bool force = false;
 };
 
@@ -119,9 +120,10 @@ std::filesystem::path download_brown(const std::filesystem::path& folder) {
 }
 
 void print_summary(const PreparedCorpus& corpus) {
-  std::printf("lowcomm prepare-data: %s %s and %s (%lld train tokens, %lld validation tokens)\n",
+  std::printf("lowcomm prepare-data: %s %s and %s (genres %s: %lld train tokens, %lld validation tokens)\n",
               corpus.reused ? "kept the valid" : "wrote", corpus.train.c_str(), corpus.val.c_str(),
-              static_cast<long long>(corpus.train_tokens), static_cast<long long>(corpus.val_tokens));
+              corpus.genres.c_str(), static_cast<long long>(corpus.train_tokens),
+              static_cast<long long>(corpus.val_tokens));
   if (corpus.reused) {
     std::printf("  (pass --force to prepare them again)\n");
   } else {
@@ -133,16 +135,17 @@ void print_summary(const PreparedCorpus& corpus) {
 
 void run(const PrepareDataArguments& arguments) {
   const std::filesystem::path out = arguments.out;
+  const std::string genres = brown_genres(arguments.genres);  // a bad selection before anything else
   if (!arguments.source_dir.empty()) {
-    print_summary(prepare_brown_corpus(arguments.source_dir, out, arguments.force));
+    print_summary(prepare_brown_corpus(arguments.source_dir, out, arguments.force, genres));
     return;
   }
-  if (!arguments.force && brown_corpus_ready(out)) {  // before downloading anything
-    print_summary(prepare_brown_corpus(out, out, false));
+  if (!arguments.force && brown_corpus_ready(out, genres)) {  // before downloading anything
+    print_summary(prepare_brown_corpus(out, out, false, genres));
     return;
   }
   const TemporaryFolder folder;
-  print_summary(prepare_brown_corpus(download_brown(folder.path()), out, true));
+  print_summary(prepare_brown_corpus(download_brown(folder.path()), out, true, genres));
 }
 
 }  // namespace
@@ -161,6 +164,11 @@ void add_prepare_data_command(CLI::App& app) {
       ->type_name("DIR");
   command->add_option("--out", arguments.out, "folder for train.bin, val.bin and README.txt")
       ->type_name("DIR")
+      ->capture_default_str();
+  command->add_option("--genres", arguments.genres,
+                      "the genres to keep: all, informative (non-fiction, a-j), imaginative (fiction, k-r), or "
+                      "genre letters such as klm (docs/data.md lists them)")
+      ->type_name("SELECTION")
       ->capture_default_str();
   command->add_flag("--force", arguments.force, "prepare again even if DIR holds valid outputs");
   command->footer("Tags are stripped, text rejoined, byte-tokenised (vocabulary 256); every 20th "

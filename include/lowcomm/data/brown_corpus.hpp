@@ -35,29 +35,50 @@ struct BrownDocument {
 // holds no document.
 std::vector<BrownDocument> read_brown_documents(const std::filesystem::path& dir);
 
+// The 15 genres, by the letter after the c of a file name: a press reportage, b press editorial,
+// c press reviews, d religion, e skills and hobbies, f popular lore, g belles lettres, h
+// miscellaneous (government documents, reports), j learned; k general fiction, l mystery, m
+// science fiction, n adventure, p romance, r humor. The corpus' manual divides them into
+// informative prose (a-j, 374 documents) and imaginative prose (k-r, 126): a domain split.
+inline constexpr std::string_view kBrownGenres = "abcdefghjklmnpr";
+inline constexpr std::string_view kBrownInformativeGenres = "abcdefghj";
+inline constexpr std::string_view kBrownImaginativeGenres = "klmnpr";
+
+// The genre letters a selection names, in corpus order: "all", "informative", "imaginative", or
+// letters of kBrownGenres ("klm"). Throws lowcomm::Error naming the choices for anything else.
+std::string brown_genres(std::string_view selection);
+
+// The genre letter of a document's file name ("ca01" -> 'a').
+char brown_genre_of(std::string_view document_name);
+
 // The deterministic split: every 20th document (index 19, 39, ... in name order) is validation,
 // 25 of the 500. Taking whole documents keeps validation text unseen in training; taking every
 // 20th rather than the last 25 spreads it over all 15 genres (the files are sorted by genre).
+// With a selection of genres the rule runs over the selected documents.
 inline constexpr std::size_t kBrownValidationEvery = 20;
 bool is_brown_validation_document(std::size_t index);
 
 struct PreparedCorpus {
   std::filesystem::path train, val, metadata;  // DIR/train.bin, DIR/val.bin, DIR/README.txt
+  std::string genres;                          // the genre letters the shards hold
   std::int64_t train_documents = 0, val_documents = 0;
   std::int64_t train_tokens = 0, val_tokens = 0;
   bool reused = false;  // the outputs existed and were valid, nothing was written
 };
 
 // The shard and metadata paths in `out_dir`, and whether they all exist and are valid (both
-// shards pass read_token_shard with the byte vocabulary and the metadata file exists).
+// shards pass read_token_shard with the byte vocabulary and the metadata file exists) and hold
+// the genre letters `genres` (README.txt's `genres` line; a README without one: all genres).
 PreparedCorpus brown_corpus_outputs(const std::filesystem::path& out_dir);
-bool brown_corpus_ready(const std::filesystem::path& out_dir);
+bool brown_corpus_ready(const std::filesystem::path& out_dir, std::string_view genres = kBrownGenres);
 
-// Reads the documents in source_dir, splits them, and writes out_dir/train.bin and val.bin
-// (documents in name order, each followed by a blank line) and out_dir/README.txt (where the
-// data came from, document and token counts, the split rule). Skips the work when the outputs
-// exist and are valid, unless `force`. Throws lowcomm::Error naming what is missing or wrong.
+// Reads the documents in source_dir, keeps those of the genre letters `genres` (brown_genres),
+// splits them, and writes out_dir/train.bin and val.bin (documents in name order, each followed
+// by a blank line) and out_dir/README.txt (where the data came from, the genres, document and
+// token counts, the split rule). Skips the work when the outputs exist, are valid and hold those
+// genres, unless `force`. Throws lowcomm::Error naming what is missing or wrong.
 PreparedCorpus prepare_brown_corpus(const std::filesystem::path& source_dir,
-                                    const std::filesystem::path& out_dir, bool force = false);
+                                    const std::filesystem::path& out_dir, bool force = false,
+                                    std::string_view genres = kBrownGenres);
 
 }  // namespace lowcomm
