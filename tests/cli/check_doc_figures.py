@@ -71,7 +71,7 @@ else:
 
 # The experiment tables: every experiments/*.toml, with the points `lowcomm sweep --count` gives.
 files = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "experiments", "*.toml")))
-numbers = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen", 14: "fourteen", 15: "fifteen", 16: "sixteen"}
+numbers = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen", 14: "fourteen", 15: "fifteen", 16: "sixteen", 17: "seventeen", 18: "eighteen", 19: "nineteen", 20: "twenty"}
 for doc in ("docs/experiments.md", "experiments/README.md"):
     rows = dict(re.findall(r"^\| `([a-z0-9_]+\.toml)` \| (\d+) \|", read(doc), re.M))
     expect(f"{doc}, the files listed", sorted(rows), files)
