@@ -7,6 +7,7 @@ import math
 import sys
 from pathlib import Path
 
+from .best_of import BestOfError, best_of_display, choose_best_of
 from .logs import find_logs, load_runs
 from .matched_loss import BaselineError, choose_baseline, matched_display, matched_loss_table, \
     targets_by_scenario
@@ -36,11 +37,17 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--method-key", action="append", default=[], metavar="KEY",
                         help="config key whose value joins every method label, e.g. "
                              "schedule.lr (repeatable)")
+    report.add_argument("--best-of", default=None, metavar="KEY",
+                        help="config key, e.g. schedule.lr: of each method's runs that differ "
+                             "in KEY, keep only those of the value with the lowest mean final "
+                             "validation loss (per network scenario and world size); the "
+                             "value joins the label as with --method-key KEY")
     report.add_argument("--baseline", default=None, metavar="METHOD",
                         help="method label (as the tables show it) of the AdamW dense "
                              "all-reduce that compression at matched loss is measured against "
                              "(default: the only data_parallel method with compressor none and "
-                             "AdamW, if there is exactly one)")
+                             "AdamW, or the fp32-wire one of such methods that differ only in "
+                             "compressor.none.value_type and the --best-of key)")
     report.add_argument("--no-plots", action="store_true", help="tables only")
     return parser
 
@@ -73,7 +80,7 @@ def report(args) -> int:
     if runs:
         try:
             run_lines, run_written, summary_line = _run_sections(runs, skipped, args, out)
-        except BaselineError as error:
+        except (BaselineError, BestOfError) as error:
             print(f"analysis: {error}", file=sys.stderr)
             return 2
         lines += run_lines
@@ -114,20 +121,60 @@ def _matched_section(runs, baseline, baseline_how: str, out: Path):
     return lines, written, targets_by_scenario(matched)
 
 
+def _best_of_section(choice, out: Path) -> tuple[list[str], list[Path]]:
+    """The --best-of table (best_of.py) and its summary lines."""
+    display = best_of_display(choice.table)
+    written = tables.write_table(choice.table, display, out, "best_of",
+                                 f"Each method family's candidate values of {choice.key}")
+    kept, total = len(choice.kept), len(choice.kept) + len(choice.dropped)
+    lines = [
+        f"## Best of `{choice.key}` (--best-of)", "",
+        f"Runs whose method labels agree but for `{choice.key}` form a method family (its "
+        f"value shown as `*`). Per family, network scenario and world size, the value of "
+        f"`{choice.key}` whose complete runs have the lowest mean final validation loss over "
+        "seeds is kept (ties: the smaller value; a value with a complete run that has no "
+        "validation loss, or with no complete run, ranks last). Every table and plot below "
+        f"uses only the kept runs ({kept} of {total}), labelled with the chosen value. The "
+        "choice is made on the same seeds the tables then report: a mild optimistic bias, "
+        "alike for every method (the baseline included).", ""]
+    # While a study is still running, values may be compared on different numbers of seeds.
+    groups = choice.table.groupby(["family", "scenario", "world_size"])
+    uneven = sum(group["n"].nunique() > 1 for _, group in groups)
+    if uneven:
+        lines += [f"In {uneven} of {len(groups)} (family, scenario, W) groups the values were "
+                  "compared on unequal numbers of complete seeds (the seeds column).", ""]
+    lines.append(tables.to_markdown(display))
+    return lines, written
+
+
 def _run_sections(runs, skipped, args, out: Path) -> tuple[list[str], list[Path], str]:
     """The training runs' tables and plots: summary lines, files written, one-line summary."""
-    assign_labels(runs, args.method_key)
+    # --best-of KEY labels the kept runs as --method-key KEY would (once, even if also given).
+    method_keys = list(dict.fromkeys(args.method_key + ([args.best_of] if args.best_of else [])))
+    assign_labels(runs, method_keys)
+    choice = None
+    if args.best_of:
+        choice = choose_best_of(runs, args.best_of, method_keys)
+        if args.baseline is not None and args.baseline in choice.dropped_labels:
+            raise BaselineError(f"--baseline {args.baseline!r} names runs that --best-of "
+                                f"{args.best_of} left out: another value of {args.best_of} "
+                                "did better (best_of.md lists the values kept)")
+        runs = choice.kept
     target = args.target_loss if args.target_loss is not None else tables.default_target(runs)
     target_how = ("given (--target-loss)" if args.target_loss is not None else
                   "default: the worst final validation loss over the complete runs")
 
     # Before any table is written: a --baseline that names no method stops the report.
-    baseline, baseline_how = choose_baseline(runs, args.baseline)
+    baseline, baseline_how = choose_baseline(runs, args.baseline,
+                                             tuned_keys=(args.best_of,) if args.best_of else ())
 
     per_run = tables.run_table(runs, target)
     per_method = tables.method_table(per_run)
     pivot = tables.target_pivot(per_method)
-    written = []
+    written, best_lines = [], []
+    if choice is not None:
+        best_lines, best_written = _best_of_section(choice, out)
+        written += best_written
     written += tables.write_table(per_run, tables.run_display(per_run), out, "runs",
                                   "Every run")
     written += tables.write_table(per_method, tables.method_display(per_method), out, "methods",
@@ -144,8 +191,13 @@ def _run_sections(runs, skipped, args, out: Path) -> tuple[list[str], list[Path]
         written += plots
 
     partial = int((per_run["status"] == "partial").sum())
+    runs_text = _count(len(runs), "run")
+    if choice is not None:
+        runs_text = (f"{len(runs)} of {_count(len(runs) + len(choice.dropped), 'run')} kept by "
+                     f"--best-of {args.best_of}")
     lines = [
-        f"{_count(len(runs), 'run')} ({partial} partial), {_count(per_method.shape[0], 'method/scenario group')}; "
+        f"{runs_text} ({partial} partial), "
+        f"{_count(per_method.shape[0], 'method/scenario group')}; "
         f"target loss {target:.4g} ({target_how}).", "",
         "Bytes are bytes sent per optimizer step per rank (mean over steps and ranks); the "
         "ratio is dense / that, dense being a ring all-reduce of every fp32 parameter, "
@@ -155,6 +207,7 @@ def _run_sections(runs, skipped, args, out: Path) -> tuple[list[str], list[Path]
         ""]
     if skipped:
         lines += ["Skipped files:", ""] + [f"- `{p}`: {why}" for p, why in skipped] + [""]
+    lines += best_lines
     lines += ["## Per method (mean ± std over seeds)", "",
               tables.to_markdown(tables.method_display(per_method))]
     lines += matched_lines
@@ -165,8 +218,8 @@ def _run_sections(runs, skipped, args, out: Path) -> tuple[list[str], list[Path]
     if plots:
         lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots
                                      if p.suffix == ".png"] + [""]
-    summary_line = (f"{_count(len(runs), 'run')} ({partial} partial, {len(skipped)} skipped), "
-                    f"target loss {target:.4g}")
+    summary_line = (f"{runs_text} ({partial} partial, "
+                    f"{len(skipped)} skipped), target loss {target:.4g}")
     return lines, written, summary_line
 
 

@@ -6,8 +6,11 @@ more steps. Matching the loss compares what each method spent to get equally far
 
 - **Baseline**: AdamW with a dense all-reduce. ``--baseline METHOD`` names its label (as the
   report groups runs); by default it is the one method whose runs are ``data_parallel`` with
-  compressor ``none`` (exchange ``all_reduce``) and optimizer AdamW. With none or several such
-  methods there is no default, and the table is left out with a note.
+  compressor ``none`` (exchange ``all_reduce``) and optimizer AdamW. Where several methods are,
+  and they differ only in the wire's value type (``compressor.none.value_type``: an fp32 run
+  and its bf16 twin) and in the keys ``--best-of`` chose per method, the one whose wire is
+  fp32 is the default: the all-reduce the bf16 comparison below starts from. In any other
+  case there is no default, and the table is left out with a note.
 - **Target**: per network scenario and world size, the mean over the baseline's seeds of their
   final validation loss (complete runs only, when it has any). The mean is "the baseline's
   final loss" as a paper reports it, and at least one baseline seed (the one that ends lowest)
@@ -39,11 +42,12 @@ import numpy as np
 import pandas as pd
 
 from . import tables
-from .methods import _get
+from .methods import config_value, method_settings
 
 # Bytes per value of the dense all-reduce's wire types (compressor.none.value_type).
 _WIRE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
 _BF16_BYTES = 2
+_WIRE_KEY = "compressor.none.value_type"
 
 
 class BaselineError(Exception):
@@ -54,21 +58,50 @@ def is_dense_all_reduce(run) -> bool:
     """data_parallel with compressor none summed by the transport's all-reduce: every gradient
     value crosses the wire, in the compressor's value type."""
     config, attrs = run.config, run.attrs
-    return (_get(config, "strategy.name", attrs.get("strategy")) == "data_parallel"
-            and _get(config, "compressor.name", attrs.get("compressor", "none")) == "none"
-            and _get(config, "compressor.none.exchange", "all_reduce") == "all_reduce")
+    return (config_value(config, "strategy.name", attrs.get("strategy")) == "data_parallel"
+            and config_value(config, "compressor.name", attrs.get("compressor", "none")) == "none"
+            and config_value(config, "compressor.none.exchange", "all_reduce") == "all_reduce")
 
 
 def is_adamw_dense_all_reduce(run) -> bool:
-    return (is_dense_all_reduce(run)
-            and _get(run.config, "optimizer.name", run.attrs.get("optimizer", "adamw")) == "adamw")
+    optimizer = config_value(run.config, "optimizer.name", run.attrs.get("optimizer", "adamw"))
+    return is_dense_all_reduce(run) and optimizer == "adamw"
 
 
-def choose_baseline(runs, requested: str | None) -> tuple[str | None, str]:
+def _wire_type(run) -> str:
+    return str(config_value(run.config, _WIRE_KEY, "fp32"))
+
+
+def _fp32_wire_twin(runs, candidates, tuned_keys=()) -> str | None:
+    """Among the `candidates` (labels of AdamW dense all-reduces), the one whose wire is fp32,
+    when every other differs from it only in the wire's value type and in `tuned_keys`; None
+    when there is no such single one."""
+    ignored = {_WIRE_KEY, *tuned_keys}
+    representative = {}
+    for run in runs:
+        if run.label in candidates:
+            representative.setdefault(run.label, run)
+    fp32 = [label for label, run in representative.items() if _wire_type(run) == "fp32"]
+    if len(fp32) != 1:
+        return None
+
+    def settings(run):  # a label's runs share these (methods.assign_labels)
+        return {key: value for key, value in method_settings(run.config).items()
+                if key not in ignored}
+
+    reference = settings(representative[fp32[0]])
+    if all(settings(run) == reference for run in representative.values()):
+        return fp32[0]
+    return None
+
+
+def choose_baseline(runs, requested: str | None, tuned_keys=()) -> tuple[str | None, str]:
     """(the baseline's method label or None, how it was chosen or why there is none).
 
     Labels must be assigned (methods.assign_labels). A requested label that no run has raises
-    BaselineError, since a misspelt option should not quietly drop the table."""
+    BaselineError, since a misspelt option should not quietly drop the table. `tuned_keys` are
+    the keys chosen per method (``--best-of``): an fp32 all-reduce and its bf16 twin may differ
+    in them and still be twins."""
     labels = sorted({run.label for run in runs})
     if requested is not None:
         if requested not in labels:
@@ -79,6 +112,15 @@ def choose_baseline(runs, requested: str | None) -> tuple[str | None, str]:
     if len(candidates) == 1:
         return candidates[0], ("default: the only method that is AdamW with a dense all-reduce "
                                "(data_parallel, compressor none)")
+    fp32 = _fp32_wire_twin(runs, candidates, tuned_keys)
+    if fp32 is not None:
+        twins = [f"`{c}`" for c in candidates if c != fp32]
+        how = "the wire's value type (compressor.none.value_type)"
+        if tuned_keys:
+            how += f", apart from {', '.join(tuned_keys)}, chosen per method by --best-of"
+        return fp32, (f"default: the AdamW dense all-reduce (data_parallel, compressor none) "
+                      f"with an fp32 wire; {', '.join(twins)} "
+                      f"{'differs' if len(twins) == 1 else 'differ'} from it only in {how}")
     if not candidates:
         why = "no method is AdamW with a dense all-reduce (data_parallel, compressor none)"
     else:
@@ -91,7 +133,7 @@ def bf16_factor(baseline_runs) -> tuple[float, str]:
     """(what the baseline's bytes are multiplied by to be a bf16 all-reduce's, why)."""
     if not baseline_runs or not all(is_dense_all_reduce(run) for run in baseline_runs):
         return math.nan, "the baseline is not a dense all-reduce: no bf16 comparison"
-    wires = {str(_get(run.config, "compressor.none.value_type", "fp32")) for run in baseline_runs}
+    wires = {_wire_type(run) for run in baseline_runs}
     wire = wires.pop() if len(wires) == 1 else None
     if wire not in _WIRE_BYTES:
         return math.nan, "the baseline's wire type is unknown or mixed: no bf16 comparison"
@@ -236,7 +278,7 @@ def matched_display(frame: pd.DataFrame) -> pd.DataFrame:
                    f"{'not reached' if r == 0 else text} ({r}/{n})"
                    for text, r, n, h in zip(col("compression", tables.fmt_ratio),
                                             frame["reached"], frame["n"], has)]
-    bytes_to = [tables._pm(m, s, tables.fmt_bytes) if h else "no target"
+    bytes_to = [tables.fmt_mean_std(m, s, tables.fmt_bytes) if h else "no target"
                 for m, s, h in zip(frame["bytes_to_target_mean"], frame["bytes_to_target_std"], has)]
     return pd.DataFrame({
         "method": [m + (" (baseline)" if m == b else "")

@@ -31,7 +31,8 @@ appended as ``key=value`` (last segment of the key), so that, say, two learning 
 methods. Keys that never make a method: seeds, ``network.*`` (a scenario is a column of its
 own), and bookkeeping (``train.steps``, ``train.eval_every``, ``train.checkpoint_every``,
 ``train.progress_every``, ``data.dir``). A differing world size appends ``W=<ranks>``.
-``--method-key KEY`` appends ``KEY``'s value to every label whatever the other runs hold.
+``--method-key KEY`` appends ``KEY``'s value to every label whatever the other runs hold (a key
+given twice, or also named by ``--best-of``, is appended once).
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ _NEVER_METHOD = ("train.steps", "train.eval_every", "train.checkpoint_every",
                  "train.progress_every", "data.dir", "data.train", "data.val", "schedule.total_steps")
 
 
-def _get(config: dict, key: str, default=None):
+def config_value(config: dict, key: str, default=None):
+    """The value of a dotted key (``schedule.lr``) in a resolved config, or `default`."""
     node = config
     for part in key.split("."):
         if not isinstance(node, dict) or part not in node:
@@ -65,7 +67,8 @@ def _get(config: dict, key: str, default=None):
     return node
 
 
-def _fmt(value) -> str:
+def format_value(value) -> str:
+    """A setting's value as labels print it: ``0.001``, ``true``, ``bf16``."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
@@ -79,7 +82,7 @@ def _exchange_parts(config: dict, name: str) -> list:
     if exchange in (None, "gather", "all_reduce"):
         return []
     parts = [f"exchange={exchange}"]
-    groups = _get(config, "compressor.merge_groups", "none")
+    groups = config_value(config, "compressor.merge_groups", "none")
     if groups != "none":
         parts.append(f"merge_groups={groups}")
     return parts
@@ -89,13 +92,13 @@ def _compressor_part(config: dict, name: str) -> str:
     params = config.get("compressor", {}).get(name, {})
     parts = [name]
     if name == "dct_topk":
-        parts.append(f"k={_fmt(params.get('topk', 32))}")
+        parts.append(f"k={format_value(params.get('topk', 32))}")
         if params.get("chunk", 64) != 64:
-            parts.append(f"chunk={_fmt(params['chunk'])}")
+            parts.append(f"chunk={format_value(params['chunk'])}")
     else:
         for key in _COMPRESSOR_MAIN.get(name, []):
             if key in params:
-                parts.append(f"{key}={_fmt(params[key])}")
+                parts.append(f"{key}={format_value(params[key])}")
     value_type = params.get("value_type")
     if value_type not in (None, "fp32"):
         parts.append(str(value_type))
@@ -103,9 +106,9 @@ def _compressor_part(config: dict, name: str) -> str:
         if bool(params["error_feedback"]) != _ERROR_FEEDBACK_DEFAULT[name]:
             parts.append("EF" if params["error_feedback"] else "no-EF")
     if name == "powersgd" and params.get("start_step", 0):
-        parts.append(f"start={_fmt(params['start_step'])}")
+        parts.append(f"start={format_value(params['start_step'])}")
     if params.get("error_feedback_decay", 1.0) != 1.0:
-        parts.append(f"beta={_fmt(params['error_feedback_decay'])}")
+        parts.append(f"beta={format_value(params['error_feedback_decay'])}")
     parts += _exchange_parts(config, name)
     return " ".join(parts)
 
@@ -113,8 +116,8 @@ def _compressor_part(config: dict, name: str) -> str:
 def method_label(config: dict, attrs: dict | None = None) -> str:
     """The base label of one run (before disambiguation), from its resolved config."""
     attrs = attrs or {}
-    strategy = _get(config, "strategy.name", attrs.get("strategy", "unknown"))
-    compressor = _get(config, "compressor.name", attrs.get("compressor", "none"))
+    strategy = config_value(config, "strategy.name", attrs.get("strategy", "unknown"))
+    compressor = config_value(config, "compressor.name", attrs.get("compressor", "none"))
     if strategy == "demo":
         demo = config.get("strategy", {}).get("demo", {})
         dct = config.get("compressor", {}).get("dct_topk", {})
@@ -124,10 +127,10 @@ def method_label(config: dict, attrs: dict | None = None) -> str:
 
         transport = demo.get("transport", "dct_topk")
         if transport == "dct_topk":
-            parts = [f"dct_topk k={_fmt(transport_setting('topk', 'compression_topk', 32))}"]
+            parts = [f"dct_topk k={format_value(transport_setting('topk', 'compression_topk', 32))}"]
             chunk = transport_setting("chunk", "compression_chunk", 64)
             if chunk != 64:
-                parts.append(f"chunk={_fmt(chunk)}")
+                parts.append(f"chunk={format_value(chunk)}")
         else:
             parts = [_compressor_part(config, transport)]
         wire = transport_setting("wire", "wire", "reference")
@@ -140,38 +143,39 @@ def method_label(config: dict, attrs: dict | None = None) -> str:
         if pipeline != "none":
             parts.append(pipeline)  # "stale" or "psyche"
         if demo.get("compression_decay", 0.999) != 0.999:
-            parts.append(f"beta={_fmt(demo['compression_decay'])}")
+            parts.append(f"beta={format_value(demo['compression_decay'])}")
         return "demo/" + " ".join(parts)
-    optimizer = _get(config, "optimizer.name", attrs.get("optimizer", "adamw"))
+    optimizer = config_value(config, "optimizer.name", attrs.get("optimizer", "adamw"))
     head = [strategy]
     if strategy == "diloco":
         d = config.get("strategy", {}).get("diloco", {})
-        head = [f"diloco H={_fmt(d.get('inner_steps', 500))}"]
+        head = [f"diloco H={format_value(d.get('inner_steps', 500))}"]
         if d.get("fragments", 1) != 1:
-            head.append(f"F={_fmt(d['fragments'])}")
+            head.append(f"F={format_value(d['fragments'])}")
         if d.get("overlap_steps", 0) != 0:
-            head.append(f"tau={_fmt(d['overlap_steps'])}")
+            head.append(f"tau={format_value(d['overlap_steps'])}")
         if d.get("alpha", 1.0) != 1.0:
-            head.append(f"alpha={_fmt(d['alpha'])}")
+            head.append(f"alpha={format_value(d['alpha'])}")
     elif strategy == "desloc":
         d = config.get("strategy", {}).get("desloc", {})
-        head = [f"desloc Kx={_fmt(d.get('param_period', 16))} Ku={_fmt(d.get('first_moment_period', 48))} "
-                f"Kv={_fmt(d.get('second_moment_period', 96))}"]
+        head = [f"desloc Kx={format_value(d.get('param_period', 16))} "
+                f"Ku={format_value(d.get('first_moment_period', 48))} "
+                f"Kv={format_value(d.get('second_moment_period', 96))}"]
     elif strategy == "noloco":
         d = config.get("strategy", {}).get("noloco", {})
-        head = [f"noloco H={_fmt(d.get('inner_steps', 50))}"]
+        head = [f"noloco H={format_value(d.get('inner_steps', 50))}"]
         if d.get("pull", 0.7) != d.get("outer_lr", 0.7):
-            head.append(f"pull={_fmt(d['pull'] if 'pull' in d else 0.7)}")
+            head.append(f"pull={format_value(d['pull'] if 'pull' in d else 0.7)}")
     elif strategy == "zero_one_adam":
         d = config.get("strategy", {}).get("zero_one_adam", {})
-        head = [f"zero_one_adam freeze={_fmt(d.get('var_freeze_step', 100000))} "
-                f"local<={_fmt(d.get('local_step_clipper', 16))}"]
+        head = [f"zero_one_adam freeze={format_value(d.get('var_freeze_step', 100000))} "
+                f"local<={format_value(d.get('local_step_clipper', 16))}"]
         optimizer = "adamw"  # its own Adam: the optimizer.* keys are not used
     elif strategy == "onebit_adam":
         d = config.get("strategy", {}).get("onebit_adam", {})
-        head = [f"onebit_adam freeze={_fmt(d.get('freeze_step', 100000))}"]
+        head = [f"onebit_adam freeze={format_value(d.get('freeze_step', 100000))}"]
         if d.get("beta2", 0.999) != 0.999:
-            head.append(f"beta2={_fmt(d['beta2'])}")
+            head.append(f"beta2={format_value(d['beta2'])}")
         optimizer = "adamw"  # its own Adam: the optimizer.* keys are not used
     if optimizer != "adamw":
         head.append(optimizer)
@@ -189,34 +193,55 @@ def _flatten(config: dict, prefix: str = "") -> dict:
     return out
 
 
-def _never_method(key: str) -> bool:
+def _setting_part(key: str, value) -> str:
+    """' lr=0.001': what a key's value adds to a label (the key's last segment)."""
+    return f" {key.rsplit('.', 1)[-1]}={format_value(value)}"
+
+
+def never_splits_methods(key: str) -> bool:
+    """Keys that never make two methods: seeds, the network (a column of its own) and
+    bookkeeping."""
     return (key.rsplit(".", 1)[-1] == "seed" or key.startswith("network.")
             or key in _NEVER_METHOD)
 
 
+def method_settings(config: dict) -> dict:
+    """Every setting of a resolved config that can tell methods apart, flattened to dotted
+    keys: two runs of one method (other seed, other network) have equal method settings."""
+    return {key: value for key, value in _flatten(config).items()
+            if not never_splits_methods(key)}
+
+
+def method_labels(runs, method_keys=()) -> list[str]:
+    """The label of every run, in order (see the module's documentation); runs need
+    ``config``, ``attrs`` and ``world_size``. A key given twice in `method_keys` counts once."""
+    method_keys = list(dict.fromkeys(method_keys))
+    base = [method_label(run.config, run.attrs) for run in runs]
+    for key in method_keys:
+        for i, run in enumerate(runs):
+            base[i] += _setting_part(key, config_value(run.config, key, "-"))
+    groups = defaultdict(list)
+    for i, label in enumerate(base):
+        groups[label].append(i)
+    labels = list(base)
+    for label, members in groups.items():
+        if len(members) < 2:
+            continue
+        flat = [_flatten(runs[i].config) for i in members]
+        for key in sorted(set().union(*flat)):
+            if never_splits_methods(key) or key in method_keys:
+                continue
+            values = [f.get(key) for f in flat]
+            if len({repr(v) for v in values}) > 1:
+                for i, value in zip(members, values):
+                    labels[i] += _setting_part(key, value)
+        if len({runs[i].world_size for i in members}) > 1:
+            for i in members:
+                labels[i] += f" W={runs[i].world_size}"
+    return labels
+
+
 def assign_labels(runs, method_keys=()) -> None:
     """Sets ``run.label`` for every run (see the module's documentation)."""
-    base = {id(run): method_label(run.config, run.attrs) for run in runs}
-    for key in method_keys:
-        for run in runs:
-            base[id(run)] += f" {key.rsplit('.', 1)[-1]}={_fmt(_get(run.config, key, '-'))}"
-    groups = defaultdict(list)
-    for run in runs:
-        groups[base[id(run)]].append(run)
-    for label, members in groups.items():
-        suffix = defaultdict(str)
-        if len(members) > 1:
-            flat = [_flatten(run.config) for run in members]
-            keys = sorted(set().union(*flat))
-            for key in keys:
-                if _never_method(key) or key in method_keys:
-                    continue
-                values = [f.get(key) for f in flat]
-                if len({repr(v) for v in values}) > 1:
-                    for run, value in zip(members, values):
-                        suffix[id(run)] += f" {key.rsplit('.', 1)[-1]}={_fmt(value)}"
-            if len({run.world_size for run in members}) > 1:
-                for run in members:
-                    suffix[id(run)] += f" W={run.world_size}"
-        for run in members:
-            run.label = label + suffix[id(run)]
+    for run, label in zip(runs, method_labels(runs, method_keys)):
+        run.label = label

@@ -187,7 +187,8 @@ def fmt_ratio(value) -> str:
     return f"{value:.3g}×"
 
 
-def _pm(mean, std, fmt) -> str:
+def fmt_mean_std(mean, std, fmt) -> str:
+    """'4.93 ± 0.03': the mean, and the standard deviation where there is one."""
     text = fmt(mean)
     if std is not None and isinstance(std, float) and math.isfinite(std):
         return f"{text} ± {fmt(std).replace(' s', '').replace('×', '')}"
@@ -221,7 +222,7 @@ def method_display(per_method: pd.DataFrame) -> pd.DataFrame:
     m = per_method
 
     def col(name, fmt):
-        return [_pm(a, b, fmt) for a, b in zip(m[f"{name}_mean"], m[f"{name}_std"])]
+        return [fmt_mean_std(a, b, fmt) for a, b in zip(m[f"{name}_mean"], m[f"{name}_std"])]
 
     runs = [f"{n}" + (f" (+{p} partial)" if p else "") + (" partial" if s == "partial" else "")
             for n, p, s in zip(m["n"], m["n_partial_excluded"], m["status"])]
@@ -254,7 +255,8 @@ def target_pivot(per_method: pd.DataFrame) -> pd.DataFrame:
         # The rank count joins the label once: the method's label may already end with it.
         suffix = f" W={row['world_size']}"
         label = row["method"] + (suffix if several_sizes and not row["method"].endswith(suffix) else "")
-        text = _pm(row["time_to_target_val_s_mean"], row["time_to_target_val_s_std"], fmt_time)
+        text = fmt_mean_std(row["time_to_target_val_s_mean"], row["time_to_target_val_s_std"],
+                            fmt_time)
         cells.setdefault(label, {})[row["scenario"]] = f"{text} ({row['reached_val']}/{row['n']})"
     frame = pd.DataFrame.from_dict(cells, orient="index").fillna("—").sort_index()
     frame = frame[sorted(frame.columns, key=scenario_order)]

@@ -17,9 +17,10 @@ from analysis.logs import Run
 from analysis.matched_loss import BaselineError, choose_baseline, matched_display, \
     matched_loss_table
 from analysis.plots import loss_frontier
-from conftest import REPO, _command, _env
+from conftest import LR_SWEEP, REPO
 
 BASELINE = "data_parallel/none"
+BF16 = "data_parallel/none bf16"  # the baseline's twin with a bf16 wire
 QUANTIZE = "data_parallel/quantize bits=8"
 
 # (method, scenario) -> the complete runs its means use; the killed DeMo run is partial and
@@ -32,6 +33,9 @@ GROUPS = {
     ("data_parallel/topk ratio=0.01", "consumer"): ["topk-consumer"],
     ("diloco H=10/none", "consumer"): ["diloco-consumer"],
     (QUANTIZE, "consumer"): ["quantize-consumer-s0", "quantize-short-s1"],
+    (BF16, "consumer"): ["dense-bf16-consumer"],
+    ("diloco H=5/none lr=0.001", "consumer"): LR_SWEEP[1e-3],
+    ("diloco H=5/none lr=0.0001", "consumer"): LR_SWEEP[1e-4],
 }
 
 
@@ -120,25 +124,13 @@ def test_table_text_and_summary(report, matched):
     summary = (out / "summary.md").read_text()
     assert f"## Compression at matched loss (baseline `{BASELINE}`, default" in summary
     assert "sends fp32 gradients" in summary and "2/4" in summary
+    # Beside its bf16 twin, the fp32 all-reduce is the default, and the summary says why.
+    assert (f"with an fp32 wire; `{BF16}` differs from it only in the wire's value type "
+            "(compressor.none.value_type)") in summary
     assert "--baseline" not in result.stderr  # a default was found: no note
     for suffix in ("png", "pdf"):
         path = out / f"loss_vs_bytes_frontier.{suffix}"
         assert path.exists() and path.stat().st_size > 1000
-
-
-@pytest.fixture(scope="module")
-def bf16_dir(tmp_path_factory):
-    """A dense run whose all-reduce sends bf16: the same training as dense-consumer otherwise."""
-    import os
-    lowcomm, mpiexec = os.environ.get("LOWCOMM"), os.environ.get("MPIEXEC") or "mpiexec"
-    if not lowcomm:
-        pytest.skip("LOWCOMM is not set")
-    root = tmp_path_factory.mktemp("bf16")
-    subprocess.run(_command(lowcomm, mpiexec, root / "dense-bf16", 30,
-                            ["strategy.name=data_parallel", "network.scenario=consumer",
-                             "compressor.none.value_type=bf16"]),
-                   env=_env(), check=True, capture_output=True, timeout=180)
-    return root
 
 
 def _report(inputs, out, *options):
@@ -147,28 +139,28 @@ def _report(inputs, out, *options):
                           capture_output=True, text=True, timeout=120)
 
 
-def test_a_bf16_baseline_is_not_halved(runs_dir, bf16_dir, tmp_path):
-    inputs = [runs_dir / "dense-consumer", runs_dir / "quantize-consumer-s0",
-              runs_dir / "quantize-short-s1", bf16_dir]
-    # Two dense AdamW all-reduces (fp32 and bf16): no default, a note, no table.
-    result = _report(inputs, tmp_path / "ambiguous")
+def test_a_bf16_baseline_is_not_halved(runs_dir, tmp_path):
+    inputs = [runs_dir / name for name in ("dense-consumer", "quantize-consumer-s0",
+                                           "quantize-short-s1", "dense-bf16-consumer")]
+    # Two dense AdamW all-reduces that differ only in the wire: the fp32 one by default.
+    result = _report(inputs, tmp_path / "default")
     assert result.returncode == 0, result.stderr
-    assert "2 methods are AdamW with a dense all-reduce" in result.stderr
-    assert "pass --baseline METHOD" in (tmp_path / "ambiguous" / "summary.md").read_text()
-    assert not (tmp_path / "ambiguous" / "matched_loss.csv").exists()
+    table = pd.read_csv(tmp_path / "default" / "matched_loss.csv").set_index("method")
+    assert (table["baseline"] == BASELINE).all() and BF16 in table.index
+    assert "with an fp32 wire" in (tmp_path / "default" / "summary.md").read_text()
 
-    result = _report(inputs, tmp_path / "bf16", "--baseline", "data_parallel/none bf16")
+    result = _report(inputs, tmp_path / "bf16", "--baseline", BF16)
     assert result.returncode == 0, result.stderr
     table = pd.read_csv(tmp_path / "bf16" / "matched_loss.csv").set_index("method")
     assert "already sends bf16" in (tmp_path / "bf16" / "summary.md").read_text()
-    expected = _expected(runs_dir, [bf16_dir / "dense-bf16"],
+    expected = _expected(runs_dir, [runs_dir / "dense-bf16-consumer"],
                          [runs_dir / "quantize-consumer-s0", runs_dir / "quantize-short-s1"])
     row = table.loc[QUANTIZE]
     assert row["reached"] == expected["reached"] == 1
     assert row["compression"] == pytest.approx(expected["compression"], rel=1e-12)
     assert row["compression_vs_bf16"] == pytest.approx(row["compression"], rel=1e-12)
     # What makes the two baselines differ: the bf16 wire sends half of fp32's bytes per step.
-    steps, _, _ = _log(bf16_dir / "dense-bf16")
+    steps, _, _ = _log(runs_dir / "dense-bf16-consumer")
     dense_steps, _, _ = _log(runs_dir / "dense-consumer")
     assert steps["bytes_sent"][0, 0] * 2 == dense_steps["bytes_sent"][0, 0]
 
@@ -260,14 +252,32 @@ def test_choose_baseline():
     topk = _run("data_parallel/topk ratio=0.01", 0, [2.0], 1, compressor="topk")
     demo = _run("demo/dct_topk k=32", 0, [2.0], 1, strategy="demo")
     assert choose_baseline([dense, topk, demo], None)[0] == "data_parallel/none"
+    # An fp32 all-reduce and its bf16 twin: the fp32 one, saying why.
     label, note = choose_baseline([dense, bf16, topk], None)
-    assert label is None and "2 methods" in note and "--baseline" in note
+    assert label == "data_parallel/none" and note.startswith("default:")
+    assert "`data_parallel/none bf16` differs from it only in the wire's value type" in note
     label, note = choose_baseline([topk, demo], None)
     assert label is None and "no method" in note
     assert choose_baseline([dense, bf16], "data_parallel/none bf16") == \
         ("data_parallel/none bf16", "given (--baseline)")
     with pytest.raises(BaselineError):
         choose_baseline([dense], "data_parallel/nonе")  # a Cyrillic е: not the label
+
+    # Twins in all but the wire only: another difference leaves the choice to --baseline.
+    other_lr = _run("data_parallel/none bf16 lr=0.003", 0, [2.0], 1, value_type="bf16")
+    other_lr.config["schedule"] = {"lr": 0.003}
+    label, note = choose_baseline([dense, other_lr], None)
+    assert label is None and "2 methods" in note and "--baseline" in note
+    # ... unless it is the key --best-of chose per method.
+    label, note = choose_baseline([dense, other_lr], None, tuned_keys=("schedule.lr",))
+    assert label == "data_parallel/none"
+    assert note.endswith("value type (compressor.none.value_type), apart from schedule.lr, "
+                         "chosen per method by --best-of")
+    # Two fp32 all-reduces (two learning rates): no single fp32 one to take.
+    fp32_lr = _run("data_parallel/none lr=0.003", 0, [2.0], 1)
+    fp32_lr.config["schedule"] = {"lr": 0.003}
+    label, note = choose_baseline([dense, fp32_lr, bf16], None)
+    assert label is None and "3 methods" in note
 
 
 def test_loss_frontier():

@@ -88,6 +88,9 @@ def test_differing_keys_split_a_label_but_seeds_and_networks_do_not():
     e, f = _run(config(), world=2), _run(config(), world=4)
     assign_labels([e, f], method_keys=["schedule.lr"])
     assert e.label == "data_parallel/none lr=- W=2" and f.label == "data_parallel/none lr=- W=4"
+    # A key given twice (--method-key and --best-of) joins the label once.
+    assign_labels([a, b], method_keys=["schedule.lr", "schedule.lr"])
+    assert a.label == "demo/dct_topk k=32 lr=0.001"
 
 
 def test_target_pivot_names_the_rank_count_once():

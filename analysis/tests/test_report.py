@@ -66,6 +66,9 @@ def test_labels_and_scenarios(tables):
     assert runs.loc["topk-consumer", "method"] == "data_parallel/topk ratio=0.01"
     assert runs.loc["demo-consumer-s1", "method"] == "demo/dct_topk k=32"
     assert runs.loc["diloco-consumer", "method"] == "diloco H=10/none"
+    assert runs.loc["dense-bf16-consumer", "method"] == "data_parallel/none bf16"
+    # Two learning rates of one method are two methods.
+    assert runs.loc["diloco5-lr1e-4-s1", "method"] == "diloco H=5/none lr=0.0001"
     # train.steps never splits a method: the seed cut short is the same method.
     assert runs.loc["quantize-short-s1", "method"] == runs.loc["quantize-consumer-s0", "method"] \
         == "data_parallel/quantize bits=8"
