@@ -13,6 +13,8 @@ best one, not at a rate that suits another method.
   complete run, whose partial runs stopped at other steps and do not compare.
 - **Choice**: the lowest score; ties, the last-ranked included, go to the smaller value
   (numbers before text, a missing key last).
+- **Edge**: a chosen value that is the smallest or largest of three or more numbers tried is
+  marked, for the best may lie beyond them: the sweep should be extended there.
 - **Kept**: every run (complete or partial) of the chosen value. The report's tables and plots
   use only these, labelled as ``--method-key KEY`` labels them (``diloco H=30/none lr=0.003``).
 
@@ -129,12 +131,17 @@ def choose_best_of(runs, key: str, method_keys=()) -> BestOf:
                         key=lambda item: _value_order(item[0]))
         # Sorted by value, so min() breaks a tie of scores toward the smaller value.
         best = min(range(len(scored)), key=lambda i: scored[i][2]["score"])
+        # The smallest or largest of three or more numbers tried: the best may lie beyond them.
+        numeric = all(isinstance(value, (int, float)) and not isinstance(value, bool)
+                      for value, _, _ in scored)
+        at_edge = numeric and len(scored) >= 3 and best in (0, len(scored) - 1)
         for i, (value, members, stats) in enumerate(scored):
             chosen = i == best
             (kept if chosen else dropped).extend(members)
             rows.append({"family": family, "scenario": scenario, "world_size": world,
                          "key": key, "value": format_value("-" if value is _MISSING else value),
-                         "method": members[0].label, **stats, "chosen": chosen})
+                         "method": members[0].label, **stats, "chosen": chosen,
+                         "at_edge": chosen and at_edge})
     table = pd.DataFrame(rows)
     if len(table):
         order = sorted(range(len(rows)), key=lambda i: (
@@ -171,6 +178,7 @@ def best_of_display(table: pd.DataFrame) -> pd.DataFrame:
         key: table["value"],
         "final val loss": [loss(row) for _, row in table.iterrows()],
         "seeds": [seeds(row) for _, row in table.iterrows()],
-        "chosen": ["yes" if c else "" for c in table["chosen"]],
+        "chosen": ["yes, the edge of the values tried" if e else "yes" if c else ""
+                   for c, e in zip(table["chosen"], table["at_edge"])],
         "kept as": [m if c else "" for m, c in zip(table["method"], table["chosen"])],
     })

@@ -143,6 +143,11 @@ def _best_of_section(choice, out: Path) -> tuple[list[str], list[Path]]:
     if uneven:
         lines += [f"In {uneven} of {len(groups)} (family, scenario, W) groups the values were "
                   "compared on unequal numbers of complete seeds (the seeds column).", ""]
+    edges = int(choice.table["at_edge"].sum()) if len(choice.table) else 0
+    if edges:
+        lines += [f"In {edges} of {len(groups)} groups the chosen value is the smallest or largest "
+                  f"of the three or more tried (chosen: \"the edge\"): the best may lie beyond it, "
+                  f"and the sweep of `{choice.key}` should be extended there.", ""]
     lines.append(tables.to_markdown(display))
     return lines, written
 

@@ -189,3 +189,18 @@ def test_ties_go_to_the_smaller_value_and_failures_rank_last():
     # Every value failing alike: the smaller one.
     choice, rows = _choose([_run(0.01, 0, None), _run(0.001, 0, math.nan)])
     assert [run.label for run in choice.kept] == ["diloco H=5/none lr=0.001"]
+
+
+def test_a_choice_at_the_edge_of_three_values_is_marked():
+    runs = [_run(0.001, 0, 3.0), _run(0.003, 0, 2.0), _run(0.01, 0, 1.0),  # best: the largest
+            _run(0.001, 0, 3.0, inner_steps=10), _run(0.003, 0, 1.0, inner_steps=10),
+            _run(0.01, 0, 2.0, inner_steps=10),  # best: the middle one
+            _run(0.001, 0, 2.0, inner_steps=20), _run(0.01, 0, 1.0, inner_steps=20)]  # two only
+    choice, rows = _choose(runs)
+    edge = {key[0]: row["at_edge"] for key, row in rows.items() if row["chosen"]}
+    assert edge == {"diloco H=5/none lr=*": True, "diloco H=10/none lr=*": False,
+                    "diloco H=20/none lr=*": False}
+    assert not any(row["at_edge"] for row in rows.values() if not row["chosen"])
+    from analysis.best_of import best_of_display
+    marks = set(best_of_display(choice.table)["chosen"])
+    assert marks == {"", "yes", "yes, the edge of the values tried"}
