@@ -158,7 +158,7 @@ def plot_all(runs, per_run: pd.DataFrame, out: Path, target: float | None = None
     ax.legend(fontsize=7)
     written += _save(fig, out, "loss_vs_bytes")
 
-    written += _plot_frontier(groups, palette, scenarios, matched_targets or {}, out)
+    written += _plot_frontier(groups, palette, scenarios, matched_targets or {}, target, out)
 
     n = len(scenarios)
     fig, axes = plt.subplots(1, n, figsize=(5.5 * n, 4.5), squeeze=False, sharey=True)
@@ -209,9 +209,12 @@ def plot_all(runs, per_run: pd.DataFrame, out: Path, target: float | None = None
     return written
 
 
-def _plot_frontier(groups, palette, scenarios, targets: dict, out: Path) -> list[Path]:
+def _plot_frontier(groups, palette, scenarios, targets: dict, target: float | None,
+                   out: Path) -> list[Path]:
     """Validation loss against cumulative bytes per rank, one panel per network scenario: each
-    (method, world size) group's mean over seeds, and the frontier of those curves."""
+    (method, world size) group's mean over seeds, and the frontier of those curves; the two
+    losses the report matches at (the baseline's final one per scenario, `targets`, and the
+    report's target loss) as horizontal lines."""
     n = len(scenarios)
     fig, axes = plt.subplots(1, n, figsize=(5.5 * n, 4.5), squeeze=False, sharey=True)
     for ax, scenario in zip(axes[0], scenarios):
@@ -234,10 +237,13 @@ def _plot_frontier(groups, palette, scenarios, targets: dict, out: Path) -> list
             right = max(float(np.max(x[x > 0])) for x, _ in curves if np.any(x > 0))
             ax.step(np.r_[fx, right], np.r_[fy, fy[-1]], where="post", color="black",
                     linewidth=1.2, zorder=3, label="frontier (fewest bytes to each loss)")
-        target = targets.get(scenario)
+        final = targets.get(scenario)
+        if final is not None and math.isfinite(final):
+            ax.axhline(final, color="black", linewidth=0.8, linestyle="--",
+                       label=f"baseline's final val. loss {final:.4g}")
         if target is not None and math.isfinite(target):
-            ax.axhline(target, color="black", linewidth=0.8, linestyle="--",
-                       label=f"baseline's final val. loss {target:.4g}")
+            ax.axhline(target, color="grey", linewidth=0.8, linestyle=":",
+                       label=f"target loss {target:.4g}")
         ax.set_xscale("log")
         ax.grid(True, alpha=0.3)
         ax.set_title(f"network: {scenario}")

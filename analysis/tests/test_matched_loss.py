@@ -16,6 +16,7 @@ import pytest
 from analysis.logs import Run
 from analysis.matched_loss import BaselineError, choose_baseline, matched_display, \
     matched_loss_table
+from analysis import tables
 from analysis.plots import loss_frontier
 from conftest import LR_SWEEP, REPO
 
@@ -60,9 +61,12 @@ def _to_target(folder: Path, target: float):
     return per_rank.mean(), per_rank.sum() / tokens
 
 
-def _expected(runs_dir: Path, baseline_dirs: list[Path], member_dirs: list[Path]) -> dict:
-    """The row the table should hold, recomputed from the logs."""
-    target = np.mean([_log(d)[1]["val_loss"][-1] for d in baseline_dirs])
+def _expected(runs_dir: Path, baseline_dirs: list[Path], member_dirs: list[Path],
+              target: float | None = None) -> dict:
+    """The row the table should hold, recomputed from the logs; at the baseline's mean final
+    validation loss unless `target` is given."""
+    if target is None:
+        target = np.mean([_log(d)[1]["val_loss"][-1] for d in baseline_dirs])
     base = [r for r in (_to_target(d, target) for d in baseline_dirs) if r is not None]
     own = [r for r in (_to_target(d, target) for d in member_dirs) if r is not None]
     row = {"target_val_loss": target, "n": len(member_dirs), "reached": len(own)}
@@ -111,6 +115,31 @@ def test_default_baseline_and_numbers_from_the_logs(runs_dir, report, matched):
     assert quantize["compression_per_token"] != pytest.approx(quantize["compression"], rel=0.01)
     assert matched.loc[("data_parallel/topk ratio=0.01", "consumer"), "reached"] == 0
     assert matched.loc[(BASELINE, "consumer"), "compression"] == pytest.approx(1.0)
+
+
+def test_at_the_report_target_loss(runs_dir, report, matched):
+    """The looser target: the report's own (the worst final loss of the complete runs), which
+    every complete run reaches, with each row recomputed from the logs at that loss."""
+    out, _ = report
+    looser = pd.read_csv(out / "matched_loss_at_target.csv",
+                         dtype={"seeds_reached": str}).set_index(["method", "scenario"])
+    assert set(looser.index) == set(GROUPS)
+    target = looser["target_val_loss"].iloc[0]
+    assert (looser["target_val_loss"] == target).all()
+    assert target > matched["target_val_loss"].max()  # looser than every baseline final loss
+    for (method, scenario), names in GROUPS.items():
+        expected = _expected(runs_dir, [runs_dir / n for n in GROUPS[(BASELINE, scenario)]],
+                             [runs_dir / n for n in names], target)
+        row = looser.loc[(method, scenario)]
+        assert (row["n"], row["reached"]) == (expected["n"], expected["reached"]), method
+        assert row["reached"] == row["n"], method  # complete runs all reach the worst final
+        for column in ("bytes_to_target_mean", "compression", "compression_per_token"):
+            assert row[column] == pytest.approx(expected[column], rel=1e-12), (method, column)
+    # top-k never reaches the baseline's final loss, and has a number here.
+    assert math.isfinite(looser.loc[("data_parallel/topk ratio=0.01", "consumer"), "compression"])
+    summary = (out / "summary.md").read_text()
+    assert f"## Compression at the target loss {target:.4g} (default: the worst" in summary
+    assert f"| {tables.fmt_num(target)} |" in (out / "matched_loss_at_target.md").read_text()
 
 
 def test_table_text_and_summary(report, matched):
@@ -232,6 +261,20 @@ def test_in_memory_seeds_each_way_and_bf16_wire():
     assert display.loc[("slow", "consumer"), "compression at matched loss"] == "not reached (0/1)"
     assert display.loc[("sparse", "10gbps"), "compression at matched loss"] == "no target"
     assert display.loc[("dense (baseline)", "consumer"), "vs bf16 all-reduce"] == "0.5×"
+
+    # One looser loss for every scenario: both baseline seeds and both sparse seeds reach 2.7.
+    looser, notes = matched_loss_table(runs, "dense", target_loss=2.7)
+    looser = looser.set_index(["method", "scenario"])
+    assert looser.loc[(slice(None), "consumer"), "target_val_loss"].eq(2.7).all()
+    assert looser.loc[("dense", "consumer"), "bytes_to_target_mean"] == 20 * 1000
+    sparse = looser.loc[("sparse", "consumer")]
+    assert (sparse["reached"], sparse["bytes_to_target_mean"]) == (2, (10 + 30) * 50 / 2)
+    assert sparse["compression"] == pytest.approx(20000 / 1000)
+    assert looser.loc[("slow", "consumer"), "reached"] == 0
+    # A loss the baseline itself never reaches leaves every compression blank, with a note.
+    lowest, notes = matched_loss_table(runs, "dense", target_loss=1.5)
+    assert lowest["compression"].isna().all()
+    assert any("`dense` on `consumer` with 2 ranks never reaches 1.5" in n for n in notes)
 
     # The same baseline with a bf16 wire: its bytes are taken as they are.
     for run in runs[:2]:
