@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../backend_kernels.hpp"
+#include "../elementwise_rules.hpp"
 #include "../topk_order.hpp"
 #include "block_topk.hpp"
 #include "lowcomm/core/simd_clones.hpp"
@@ -53,6 +54,25 @@ void group_maxima(const float* values, std::int64_t n, std::int64_t group, std::
     for (std::int64_t i = full * group; i < n; ++i) best = std::max(best, magnitude_key(values[i]));
     maxima[full] = best;
   }
+}
+
+// group_maxima of corrected = decay·residual + gradient, written as it is formed (scaled_sum:
+// bit for bit scale_add's element).
+LOWCOMM_SIMD_CLONES
+void corrected_group_maxima(float decay, const float* residual, const float* gradient, float* corrected,
+                            std::int64_t n, std::int64_t group, std::uint32_t* maxima) {
+  const auto max_of = [&](std::int64_t first, std::int64_t last) {
+    std::uint32_t best = 0;
+    for (std::int64_t i = first; i < last; ++i) {
+      const float value = scaled_sum(decay, residual[i], gradient[i]);
+      corrected[i] = value;
+      best = std::max(best, magnitude_key(value));
+    }
+    return best;
+  };
+  const std::int64_t full = n / group;
+  for (std::int64_t g = 0; g < full; ++g) maxima[g] = max_of(g * group, (g + 1) * group);
+  if (full * group < n) maxima[full] = max_of(full * group, n);
 }
 
 // Appends {key, offset + i} for every i with key >= threshold. Candidates are rare (a little over
@@ -127,10 +147,21 @@ void radix_sort_into_order(std::vector<Candidate>& candidates, std::vector<Candi
   }
 }
 
+// Error feedback's correction, formed by select_range as it reads the values: corrected[i] ←
+// decay·residual[i] + gradient[i], where `corrected` is the memory of the values selected from
+// (and may be `residual` itself).
+struct Correction {
+  float decay;
+  const float* residual;
+  const float* gradient;
+  float* corrected;
+};
+
 // scratch.candidates ends up holding the first min(k, end - begin) entries of
-// values[begin, end) in selection order, indices offset by `begin`.
+// values[begin, end) in selection order, indices offset by `begin`. With a correction, that range
+// of `values` is formed first, in the pass that takes the group maxima.
 void select_range(std::span<const float> values, std::int64_t begin, std::int64_t end, std::int64_t k,
-                  SelectScratch& scratch) {
+                  SelectScratch& scratch, const Correction* correction = nullptr) {
   const std::int64_t n = end - begin;
   const float* range = values.data() + begin;
   std::vector<Candidate>& candidates = scratch.candidates;
@@ -140,7 +171,12 @@ void select_range(std::span<const float> values, std::int64_t begin, std::int64_
   const std::int64_t group = std::max<std::int64_t>(1, n / (4 * k));
   const std::int64_t groups = (n + group - 1) / group;
   scratch.maxima.resize(static_cast<std::size_t>(groups));
-  group_maxima(range, n, group, scratch.maxima.data());
+  if (correction != nullptr) {
+    corrected_group_maxima(correction->decay, correction->residual + begin, correction->gradient + begin,
+                           correction->corrected + begin, n, group, scratch.maxima.data());
+  } else {
+    group_maxima(range, n, group, scratch.maxima.data());
+  }
   // Room for every candidate up to the pruning below, reserved once per scratch: growing by
   // doubling would copy them and fault in fresh pages, call after call.
   candidates.reserve(std::min(static_cast<std::size_t>(n), 2 * static_cast<std::size_t>(k + kPiece)));
@@ -218,10 +254,13 @@ void topk_per_block(std::span<const float> values, std::int64_t block_size, std:
   }
 }
 
+namespace {
+
 // Each thread selects the best k of its own contiguous range; the final answer is the first k
-// of those lists merged, which does not depend on how the span was cut.
-void topk_global(std::span<const float> values, std::int64_t k, std::span<std::int64_t> indices,
-                 std::span<float> selected) {
+// of those lists merged, which does not depend on how the span was cut. With a correction, each
+// thread forms its own range of `values` first.
+void select_global(std::span<const float> values, std::int64_t k, std::span<std::int64_t> indices,
+                   std::span<float> selected, const Correction* correction) {
   const auto n = static_cast<std::int64_t>(values.size());
   const std::int64_t ranges = std::clamp<std::int64_t>(n / kParallelElements, 1,
                                                        omp_get_max_threads());
@@ -235,7 +274,7 @@ void topk_global(std::span<const float> values, std::int64_t k, std::span<std::i
   for (std::int64_t p = 0; p < ranges; ++p) {
     const std::int64_t begin = (n / ranges) * p + std::min(p, n % ranges);
     const std::int64_t end = begin + n / ranges + (p < n % ranges ? 1 : 0);
-    select_range(values, begin, end, k, lists[static_cast<std::size_t>(p)]);
+    select_range(values, begin, end, k, lists[static_cast<std::size_t>(p)], correction);
   }
   if (ranges == 1) {
     write_selection(values, lists[0].candidates, indices.data(), selected.data());
@@ -250,6 +289,20 @@ void topk_global(std::span<const float> values, std::int64_t k, std::span<std::i
     merged.resize(std::min(merged.size(), static_cast<std::size_t>(k)));
   }
   write_selection(values, merged, indices.data(), selected.data());
+}
+
+}  // namespace
+
+void topk_global(std::span<const float> values, std::int64_t k, std::span<std::int64_t> indices,
+                 std::span<float> selected) {
+  select_global(values, k, indices, selected, nullptr);
+}
+
+void corrected_topk_global(float decay, std::span<const float> residual, std::span<const float> gradient,
+                           std::span<float> corrected, std::int64_t kept, std::span<std::int64_t> indices,
+                           std::span<float> selected) {
+  const Correction correction{decay, residual.data(), gradient.data(), corrected.data()};
+  select_global(corrected, kept, indices, selected, &correction);
 }
 
 }  // namespace lowcomm::kernels::cpu_backend

@@ -1,6 +1,7 @@
 #include "lowcomm/kernels/topk.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@ namespace {
 
 constexpr std::string_view kPerBlock = "topk_per_block";
 constexpr std::string_view kGlobal = "topk_global";
+constexpr std::string_view kCorrected = "corrected_topk_global";
 
 void check_outputs(std::string_view kernel, std::int64_t expected,
                    std::span<std::int64_t> indices, std::span<float> selected) {
@@ -25,6 +27,7 @@ void check_outputs(std::string_view kernel, std::int64_t expected,
 }
 
 }  // namespace
+
 void topk_per_block(Backend backend, std::span<const float> values, std::int64_t block_size,
                     std::int64_t k, std::span<std::int64_t> indices, std::span<float> selected) {
   if (block_size < 1) {
@@ -47,6 +50,29 @@ void topk_global(Backend backend, std::span<const float> values, std::int64_t k,
   const std::int64_t kept = std::clamp<std::int64_t>(k, 1, n);
   check_outputs(kGlobal, kept, indices, selected);
   LOWCOMM_DISPATCH(backend, topk_global, values, kept, indices, selected);
+}
+
+void corrected_topk_global(Backend backend, float decay, std::span<const float> residual,
+                           std::span<const float> gradient, std::span<float> corrected, std::int64_t k,
+                           std::span<std::int64_t> indices, std::span<float> selected) {
+  if (gradient.empty()) throw Error(fmt::format("{}: no values to select from", kCorrected));
+  if (residual.size() != gradient.size() || corrected.size() != gradient.size()) {
+    throw Error(fmt::format("{}: residual, gradient and corrected must have one size, got {}, {} and {}",
+                            kCorrected, residual.size(), gradient.size(), corrected.size()));
+  }
+  // corrected is written while both are read: it may be the residual itself (each element is read
+  // before it is written), never a part of either.
+  const auto apart = [&](std::span<const float> in) {
+    const auto a = reinterpret_cast<std::uintptr_t>(in.data());
+    const auto b = reinterpret_cast<std::uintptr_t>(corrected.data());
+    return a + in.size_bytes() <= b || b + corrected.size_bytes() <= a;
+  };
+  if (!(residual.data() == corrected.data() || apart(residual)) || !apart(gradient)) {
+    throw Error(fmt::format("{}: corrected overlaps an input without being the residual itself", kCorrected));
+  }
+  const std::int64_t kept = std::clamp<std::int64_t>(k, 1, static_cast<std::int64_t>(gradient.size()));
+  check_outputs(kCorrected, kept, indices, selected);
+  LOWCOMM_DISPATCH(backend, corrected_topk_global, decay, residual, gradient, corrected, kept, indices, selected);
 }
 
 }  // namespace lowcomm::kernels

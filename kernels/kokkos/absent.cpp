@@ -1,6 +1,6 @@
 // What the Kokkos backend does not have: the reference model's layers, the flat scatter_mean (the
-// compressors use scatter_mean_per_block) and PowerSGD's fused feedback product, as stubs that
-// say so (../absent.hpp).
+// compressors use scatter_mean_per_block), PowerSGD's fused feedback product and top-k's fused
+// correction, as stubs that say so (../absent.hpp).
 #include "../absent.hpp"
 #include "kokkos_backend.hpp"
 
@@ -14,6 +14,11 @@ LOWCOMM_ABSENT_KERNEL(void, feedback_product, (std::int64_t rows, std::int64_t c
                                                float decay, std::span<const float> gradient,
                                                std::span<float> corrected, std::int64_t rank,
                                                std::span<const float> q, std::span<float> p))
+// Top-k runs the sequence here (scale_add, then topk_global: topk.hpp).
+LOWCOMM_ABSENT_KERNEL(void, corrected_topk_global, (float decay, std::span<const float> residual,
+                                                    std::span<const float> gradient, std::span<float> corrected,
+                                                    std::int64_t kept, std::span<std::int64_t> indices,
+                                                    std::span<float> selected))
 
 #define LOWCOMM_KERNEL LOWCOMM_ABSENT_KERNEL
 #define LOWCOMM_FAMILY LOWCOMM_ABSENT_FAMILY

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "../backend_kernels.hpp"
+#include "../elementwise_rules.hpp"
 #include "../topk_order.hpp"
 
 namespace lowcomm::kernels::reference_backend {
@@ -32,6 +33,13 @@ void topk_per_block(std::span<const float> values, std::int64_t block_size, std:
 void topk_global(std::span<const float> values, std::int64_t kept, std::span<std::int64_t> indices,
                  std::span<float> selected) {
   select(values, kept, indices.data(), selected.data());
+}
+
+void corrected_topk_global(float decay, std::span<const float> residual, std::span<const float> gradient,
+                           std::span<float> corrected, std::int64_t kept, std::span<std::int64_t> indices,
+                           std::span<float> selected) {
+  for (std::size_t i = 0; i < corrected.size(); ++i) corrected[i] = scaled_sum(decay, residual[i], gradient[i]);
+  select(corrected, kept, indices.data(), selected.data());
 }
 
 }  // namespace lowcomm::kernels::reference_backend

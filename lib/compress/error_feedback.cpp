@@ -12,12 +12,15 @@
 namespace lowcomm {
 
 ErrorFeedback::ErrorFeedback(std::unique_ptr<Compressor> inner, float decay, Fusion fusion)
-    : inner_(std::move(inner)), decay_(decay), fused_(nullptr) {
+    : inner_(std::move(inner)), decay_(decay), fused_(nullptr), correcting_(nullptr) {
   if (!inner_) throw Error("ErrorFeedback needs a compressor to wrap");
   if (!(decay_ >= 0.0f && decay_ <= 1.0f)) {
     throw Error(fmt::format("error feedback decay {} is outside [0, 1]", decay_));
   }
-  if (fusion == Fusion::WhereOffered) fused_ = inner_->fused_error_feedback();
+  if (fusion == Fusion::WhereOffered) {
+    fused_ = inner_->fused_error_feedback();
+    if (fused_ == nullptr) correcting_ = inner_->fused_correction();
+  }
 }
 
 Message ErrorFeedback::encode(const UnitContext& unit, std::span<const float> gradient, UnitScratch& scratch) {
@@ -51,6 +54,9 @@ Message ErrorFeedback::encode(const UnitContext& unit, std::span<const float> gr
     std::swap(kept.values, corrected.values);
     kept.form = Kept::Form::Replacing;
     return message;
+  }
+  if (correcting_ != nullptr && correcting_->corrects(unit)) {  // the sum below, in the inner's first pass
+    return correcting_->encode_correcting(unit, decay_, kept.values, gradient, corrected.values, corrected.inner);
   }
   // (β·residual) rounded first, then the sum: DeMo's δ.mul_(β); δ.add_(η·g). With β = 1 the
   // product is the residual itself, so this is plain error feedback's gradient + residual.

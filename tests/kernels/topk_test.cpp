@@ -9,10 +9,12 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernel_test_support.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/elementwise.hpp"
 
 namespace lowcomm::kernels {
 namespace {
@@ -226,6 +228,46 @@ TEST(TopkPerBlock, CpuMatchesReferenceBitwise) {
   omp_set_num_threads(omp_get_num_procs());
 }
 
+// Error feedback's correction formed in top-k's first pass: corrected is scale_add's, bit for bit,
+// and the selection topk_global's of it, on each backend and at every thread count, in place too.
+TEST(CorrectedTopkGlobal, IsScaleAddThenTopkBitwise) {
+  std::uint64_t seed = 500;
+  for (const std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{97}, std::size_t{32771},
+                              std::size_t{200003}}) {
+    const auto sn = static_cast<std::int64_t>(n);
+    for (const std::int64_t k : {std::int64_t{1}, std::int64_t{32}, sn / 2 + 1, sn}) {
+      for (const float decay : {1.0f, 0.9f, 0.0f}) {
+        const std::vector<float> residual = (seed % 2 == 0) ? tied_values(n, seed) : uniform_values(n, seed);
+        const std::vector<float> gradient = uniform_values(n, seed + 7);
+        ++seed;
+        std::vector<float> expected(n);
+        scale_add(Backend::Reference, decay, residual, gradient, expected);
+        const auto kept = static_cast<std::size_t>(std::clamp<std::int64_t>(k, 1, sn));
+        std::vector<std::int64_t> want_idx(kept);
+        std::vector<float> want_val(kept);
+        topk_global(Backend::Reference, expected, k, want_idx, want_val);
+        // The Reference at one thread; the Cpu at 1 to 3, which cut 200003 values into 1 to 3 ranges.
+        for (const auto [backend, threads] : {std::pair{Backend::Reference, 1}, std::pair{Backend::Cpu, 1},
+                                              std::pair{Backend::Cpu, 2}, std::pair{Backend::Cpu, 3}}) {
+          omp_set_num_threads(threads);
+          for (const bool in_place : {false, true}) {
+            SCOPED_TRACE(::testing::Message() << to_string(backend) << " threads " << threads << " n " << n << " k "
+                                              << k << " decay " << decay << " in place " << in_place);
+            std::vector<float> corrected = in_place ? residual : std::vector<float>(n, 123.0f);
+            std::vector<std::int64_t> idx(kept);
+            std::vector<float> val(kept);
+            corrected_topk_global(backend, decay, in_place ? std::span<const float>(corrected) : residual,
+                                  gradient, corrected, k, idx, val);
+            test::expect_bitwise_equal(corrected, expected);
+            expect_bitwise_equal(want_idx, want_val, idx, val);
+          }
+        }
+      }
+    }
+  }
+  omp_set_num_threads(omp_get_num_procs());
+}
+
 TEST(TopkErrors, NameTheKernelAndTheProblem) {
   const std::vector<float> v(12, 1.0f);
   std::vector<std::int64_t> idx(8);
@@ -247,6 +289,23 @@ TEST(TopkErrors, NameTheKernelAndTheProblem) {
                  "topk_global", "no values");
     expect_error([&] { topk_global(backend, v, 7, idx, sel); }, "topk_global", "exactly 7");
     expect_error([&] { topk_global(backend, v, 99, idx, sel); }, "topk_global", "exactly 12");
+  }
+  std::vector<float> buffer(24, 1.0f);
+  const std::span<float> corrected = std::span(buffer).first(12);
+  for (Backend backend : {Backend::Reference, Backend::Cpu}) {
+    const std::vector<float> short_gradient(11, 1.0f);
+    expect_error([&] { corrected_topk_global(backend, 1.0f, v, short_gradient, corrected, 2, idx, sel); },
+                 "corrected_topk_global", "one size, got 12, 11 and 12");
+    expect_error([&] { corrected_topk_global(backend, 1.0f, {}, {}, {}, 2, idx, sel); }, "corrected_topk_global",
+                 "no values");
+    // Overlapping an input without being the residual itself: half a step along the residual.
+    expect_error([&] { corrected_topk_global(backend, 1.0f, std::span(buffer).subspan(6, 12), v,
+                                             corrected, 8, idx, sel); },
+                 "corrected_topk_global", "overlaps an input");
+    expect_error([&] { corrected_topk_global(backend, 1.0f, v, corrected, corrected, 8, idx, sel); },
+                 "corrected_topk_global", "overlaps an input");
+    expect_error([&] { corrected_topk_global(backend, 1.0f, v, v, corrected, 7, idx, sel); },
+                 "corrected_topk_global", "exactly 7");
   }
   expect_refused_on_cuda([&] { topk_per_block(Backend::Cuda, v, 3, 2, idx, sel); }, "topk_per_block");
   expect_refused_on_cuda([&] { topk_global(Backend::Cuda, v, 8, idx, sel); }, "topk_global");

@@ -22,6 +22,7 @@
 
 namespace lowcomm {
 
+class FusedCorrection;
 class FusedErrorFeedback;
 
 // How payloads combine; the library checks every message against it.
@@ -101,6 +102,10 @@ class Compressor {
   // Optional: error feedback fused into this compressor's passes (fused_error_feedback.hpp), or
   // nullptr (the default), and ErrorFeedback keeps the residual in passes of its own.
   virtual FusedErrorFeedback* fused_error_feedback() { return nullptr; }
+
+  // Optional: error feedback's correction formed in this compressor's first pass
+  // (fused_correction.hpp), or nullptr (the default), and ErrorFeedback forms it in a pass of its own.
+  virtual FusedCorrection* fused_correction() { return nullptr; }
 };
 
 // The base a compressor derives from: `Scratch` is the value its encode leaves for the decode

@@ -17,12 +17,15 @@
 // Where the wrapped compressor offers it (Compressor::fused_error_feedback(): PowerSGD), a unit's
 // residual is kept deferred, as the corrected input whose transmitted part the compressor's next
 // encode subtracts in its own pass (fused_error_feedback.hpp): the same bits, two passes fewer.
-// residual() and checkpoints see it subtracted.
+// residual() and checkpoints see it subtracted. Where it offers only the correction
+// (Compressor::fused_correction(): top-k), its encode forms gradient + β·residual in its own first
+// pass (fused_correction.hpp): the same bits, one pass fewer.
 #include <map>
 #include <memory>
 #include <vector>
 
 #include "lowcomm/compress/compressor.hpp"
+#include "lowcomm/compress/fused_correction.hpp"
 #include "lowcomm/compress/fused_error_feedback.hpp"
 #include "lowcomm/kernels/memory.hpp"
 
@@ -31,8 +34,8 @@ namespace lowcomm {
 class ErrorFeedback final : public Compressor {
  public:
   enum class Fusion : std::uint8_t {
-    WhereOffered,  // defer the residual where the wrapped compressor offers fused error feedback
-    Off,           // always keep the residual itself: for a caller that reads residual() during a step
+    WhereOffered,  // fuse what the wrapped compressor offers: the deferred residual, or the correction
+    Off,           // the residual itself, in passes of its own: for a caller that reads residual() during a step
   };
 
   // decay in [0, 1]; 1 is plain error feedback.
@@ -80,6 +83,7 @@ class ErrorFeedback final : public Compressor {
   std::unique_ptr<Compressor> inner_;
   float decay_;
   FusedErrorFeedback* fused_;  // the inner's fused error feedback, or nullptr (none, or Fusion::Off)
+  FusedCorrection* correcting_;  // the inner's fused correction, or nullptr (none, or Fusion::Off)
   std::map<std::uint32_t, Kept> kept_;
   mutable std::map<std::uint32_t, std::vector<float>> subtracted_;  // residual()'s copies of deferred ones
   // What load_state read, moved into kept_ (in the backend's memory, which only a unit's

@@ -25,4 +25,17 @@ void topk_per_block(Backend backend, std::span<const float> values, std::int64_t
 void topk_global(Backend backend, std::span<const float> values, std::int64_t k,
                  std::span<std::int64_t> indices, std::span<float> selected);
 
+// Error feedback's correction formed in top-k's first pass over the span (lib/compress/builtin/
+// topk.cpp, fused_correction.hpp):
+//   corrected ← decay·residual + gradient      (elementwise.hpp's scale_add, bit for bit)
+//   topk_global(corrected, k, indices, selected)
+// The Cpu backend forms each element where its selection first reads it, so the span is crossed
+// three times (two reads, one write) where the sequence crosses it four. `corrected` may be
+// `residual` itself or apart from both inputs. Reference and Cpu only: elsewhere
+// `implements(backend, "corrected_topk_global")` is false and the call throws (top-k then runs
+// the sequence). Throws lowcomm::Error as topk_global does, and if the three spans' sizes differ.
+void corrected_topk_global(Backend backend, float decay, std::span<const float> residual,
+                           std::span<const float> gradient, std::span<float> corrected, std::int64_t k,
+                           std::span<std::int64_t> indices, std::span<float> selected);
+
 }  // namespace lowcomm::kernels

@@ -3,7 +3,9 @@
 // index, so runs are deterministic. Error feedback (on by default) keeps the rest, as received:
 // the values after their trip through the wire's encoding (value_encoding.hpp: fp32, fp16, bf16,
 // SparseLoCo's codebook, or a sign bit; MuLoCo's 2-bit top-k at value_type = codebook, bins = 4),
-// the indices in any of index_encoding.hpp's widths.
+// the indices in any of index_encoding.hpp's widths. Error feedback's correction, gradient +
+// β·residual, is formed in the selection's first pass (fused_correction.hpp) where the backend has
+// the kernel (Reference, Cpu: kernels::corrected_topk_global).
 //
 // exchange = "tree" is gTop-k (Shi et al., ICDCS 2019; hclhkbu/gtopkssgd): instead of every
 // payload to every rank, payloads merge pairwise up a butterfly (merge_schedule.hpp), each merge
@@ -18,6 +20,7 @@
 #include <numeric>
 
 #include "builtins.hpp"
+#include "lowcomm/compress/fused_correction.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/scatter.hpp"
 #include "lowcomm/kernels/topk.hpp"
@@ -45,7 +48,7 @@ struct Entries {
   std::vector<float> values;
 };
 
-class TopK final : public CompressorWith<Selection> {
+class TopK final : public CompressorWith<Selection>, public FusedCorrection {
  public:
   TopK(double ratio, std::optional<std::int64_t> k, ValueEncoding values, IndexEncoding indices, bool tree)
       : ratio_(ratio), k_(k), values_(values), indices_(indices), tree_(tree) {}
@@ -54,18 +57,26 @@ class TopK final : public CompressorWith<Selection> {
   bool supports(Granularity) const override { return true; }
 
   Message encode(const UnitContext& unit, std::span<const float> gradient, Selection& selection) override {
-    const auto k = static_cast<std::size_t>(count(unit.numel()));
-    selection.indices.resize(k);
-    selection.values.resize(k);
-    kernels::topk_global(unit.execution.backend, gradient, static_cast<std::int64_t>(k), selection.indices, selection.values);
-    std::vector<std::byte> payload(payload_bytes(unit));
-    const auto [index_part, value_part] = split(std::span(payload), unit);
-    indices_.pack(unit.execution.backend, selection.indices, limit(unit), index_part);
-    values_.encode(unit.execution.backend, selection.values, value_part);
-    // What receivers will see: the values after the trip through the wire.
-    values_.decode(unit.execution.backend, std::span<const std::byte>(value_part), selection.values);
-    for (float& v : selection.values) v = 0.0f + v;  // what the dense form, 0 + v at each index, holds
-    return tree_ ? Message::merge(std::move(payload)) : Message::gather(std::move(payload));
+    const std::int64_t k = resized(unit, selection);
+    kernels::topk_global(unit.execution.backend, gradient, k, selection.indices, selection.values);
+    return send(unit, selection);
+  }
+
+  FusedCorrection* fused_correction() override { return this; }
+
+  bool corrects(const UnitContext& unit) const override {
+    return kernels::implements(unit.execution.backend, "corrected_topk_global");
+  }
+
+  // encode of decay·residual + gradient, formed in the selection's first pass.
+  Message encode_correcting(const UnitContext& unit, float decay, std::span<const float> residual,
+                            std::span<const float> gradient, std::span<float> corrected,
+                            UnitScratch& scratch) override {
+    Selection& selection = scratch.get_or_create<Selection>();
+    const std::int64_t k = resized(unit, selection);
+    kernels::corrected_topk_global(unit.execution.backend, decay, residual, gradient, corrected, k,
+                                   selection.indices, selection.values);
+    return send(unit, selection);
   }
 
   // gTop-k's merge: the union of the two entry sets, summed where both hold an index, cut to the
@@ -165,6 +176,26 @@ class TopK final : public CompressorWith<Selection> {
   }
 
  private:
+  // The selection sized for this unit's k; k.
+  std::int64_t resized(const UnitContext& unit, Selection& selection) const {
+    const std::int64_t k = count(unit.numel());
+    selection.indices.resize(static_cast<std::size_t>(k));
+    selection.values.resize(static_cast<std::size_t>(k));
+    return k;
+  }
+
+  // The payload of the entries selected: indices, then values in the wire's encodings.
+  Message send(const UnitContext& unit, Selection& selection) const {
+    std::vector<std::byte> payload(payload_bytes(unit));
+    const auto [index_part, value_part] = split(std::span(payload), unit);
+    indices_.pack(unit.execution.backend, selection.indices, limit(unit), index_part);
+    values_.encode(unit.execution.backend, selection.values, value_part);
+    // What receivers will see: the values after the trip through the wire.
+    values_.decode(unit.execution.backend, std::span<const std::byte>(value_part), selection.values);
+    for (float& v : selection.values) v = 0.0f + v;  // what the dense form, 0 + v at each index, holds
+    return tree_ ? Message::merge(std::move(payload)) : Message::gather(std::move(payload));
+  }
+
   // A payload's entries, sorted by index; throws naming `whose` for a wrong size or a repeated index.
   Entries entries(const UnitContext& unit, std::span<const std::byte> payload, const char* whose) const {
     if (payload.size() != payload_bytes(unit)) {

@@ -1,7 +1,8 @@
-// PowerSGD's error feedback fused into its first product (fused_error_feedback.hpp) gives the
-// bits of the unfused error feedback: the same aggregates and residuals, step after step, on 1 to 3
-// simulated ranks, with decay, a step this rank is absent from, orthogonalize_q, and a checkpoint
-// saved and restored in the middle.
+// Error feedback fused into the compressor gives the bits of the unfused error feedback: the same
+// aggregates and residuals, step after step, on 1 to 3 simulated ranks, with decay, a step this rank
+// is absent from, and a checkpoint saved and restored in the middle. PowerSGD defers the residual
+// into its first product (fused_error_feedback.hpp; with orthogonalize_q too); top-k forms the
+// correction in its selection's first pass (fused_correction.hpp; with a bf16 wire too).
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -18,18 +19,21 @@
 namespace lowcomm {
 namespace {
 
-std::unique_ptr<Compressor> powersgd(const std::vector<std::string>& options) {
+// A compressor as the registry builds it, without its own error feedback: `options` begin with
+// compressor.name=NAME.
+std::unique_ptr<Compressor> bare(const std::vector<std::string>& options) {
   ConfigSchema schema;
   CompressorRegistry::global().add_config_keys(schema);
-  std::vector<std::string> overrides = {"compressor.name=powersgd", "compressor.powersgd.error_feedback=false"};
-  overrides.insert(overrides.end(), options.begin(), options.end());
+  const std::string name = options.at(0).substr(options.at(0).find('=') + 1);
+  std::vector<std::string> overrides = options;
+  overrides.push_back("compressor." + name + ".error_feedback=false");
   return CompressorRegistry::global().create(Config::defaults(schema, overrides));
 }
 
 // The fused form, as the registry builds it, and the unfused one: a forwarding wrapper in between
-// hides the fused interface (Compressor::fused_error_feedback's default).
+// hides the fused interfaces (Compressor::fused_error_feedback's and fused_correction's defaults).
 std::unique_ptr<Compressor> with_feedback(bool fused, float decay, const std::vector<std::string>& options) {
-  std::unique_ptr<Compressor> inner = powersgd(options);
+  std::unique_ptr<Compressor> inner = bare(options);
   if (!fused) inner = std::make_unique<ForwardingCompressor>(std::move(inner));
   return std::make_unique<ErrorFeedback>(std::move(inner), decay);
 }
@@ -64,16 +68,21 @@ Ranks resumed(const Ranks& from, bool fused, float decay, const std::vector<std:
   return to;
 }
 
-TEST(PowerSgdFusedFeedback, GivesTheUnfusedBitsStepAfterStep) {
+TEST(FusedFeedback, GivesTheUnfusedBitsStepAfterStep) {
   struct Variant {
     kernels::Backend backend;
     float decay;
     std::vector<std::string> options;
   };
   const Variant variants[] = {
-      {kernels::Backend::Cpu, 1.0f, {}},
-      {kernels::Backend::Cpu, 0.9f, {"compressor.powersgd.rank=3", "compressor.powersgd.orthogonalize_q=true"}},
-      {kernels::Backend::Reference, 0.9f, {"compressor.powersgd.rank=1"}},
+      {kernels::Backend::Cpu, 1.0f, {"compressor.name=powersgd"}},
+      {kernels::Backend::Cpu, 0.9f,
+       {"compressor.name=powersgd", "compressor.powersgd.rank=3", "compressor.powersgd.orthogonalize_q=true"}},
+      {kernels::Backend::Reference, 0.9f, {"compressor.name=powersgd", "compressor.powersgd.rank=1"}},
+      {kernels::Backend::Cpu, 1.0f, {"compressor.name=topk", "compressor.topk.ratio=0.05"}},
+      {kernels::Backend::Cpu, 0.9f,
+       {"compressor.name=topk", "compressor.topk.k=40", "compressor.topk.value_type=bf16"}},
+      {kernels::Backend::Reference, 0.9f, {"compressor.name=topk", "compressor.topk.ratio=0.01"}},
   };
   const std::vector<std::int64_t> shape{19, 37};
   const std::size_t numel = 19 * 37;
@@ -84,8 +93,8 @@ TEST(PowerSgdFusedFeedback, GivesTheUnfusedBitsStepAfterStep) {
       std::mt19937 random(world);
       std::normal_distribution<float> normal;
       for (std::uint64_t step = 0; step < 7; ++step) {
-        SCOPED_TRACE(::testing::Message() << kernels::to_string(v.backend) << " decay " << v.decay << ", "
-                                          << world << " ranks, step " << step);
+        SCOPED_TRACE(::testing::Message() << v.options[0] << " on " << kernels::to_string(v.backend) << " decay "
+                                          << v.decay << ", " << world << " ranks, step " << step);
         if (step == 4) {  // a checkpoint: the fused one's deferred residuals are saved subtracted
           fused = resumed(fused, true, v.decay, v.options);
           unfused = resumed(unfused, false, v.decay, v.options);
@@ -108,14 +117,31 @@ TEST(PowerSgdFusedFeedback, GivesTheUnfusedBitsStepAfterStep) {
   }
 }
 
-// The fused form is in use (else the test above compares the unfused path with itself): between
-// a step's encode and its last decode, the deferred residual is being replaced and cannot be read.
-TEST(PowerSgdFusedFeedback, DefersTheResidualToTheNextEncode) {
+// The fused forms are in use (else the test above compares the unfused path with itself). Top-k
+// offers its correction where the backend has the kernel.
+TEST(FusedFeedback, TopkFormsTheCorrectionWhereTheBackendCan) {
+  std::unique_ptr<Compressor> topk = bare({"compressor.name=topk"});
+  FusedCorrection* correcting = topk->fused_correction();
+  ASSERT_NE(correcting, nullptr);
+  const std::vector<std::int64_t> shape{8, 6};
+  UnitContext unit{.unit_id = 1, .name = "w", .shape = shape};
+  for (const kernels::Backend backend : {kernels::Backend::Reference, kernels::Backend::Cpu}) {
+    unit.execution.backend = backend;
+    EXPECT_TRUE(correcting->corrects(unit)) << kernels::to_string(backend);
+  }
+  unit.execution.backend = kernels::Backend::Kokkos;
+  EXPECT_FALSE(correcting->corrects(unit));
+  EXPECT_EQ(ForwardingCompressor(std::move(topk)).fused_correction(), nullptr);
+}
+
+// PowerSGD: between a step's encode and its last decode, the deferred residual is being replaced
+// and cannot be read.
+TEST(FusedFeedback, PowerSgdDefersTheResidualToTheNextEncode) {
   const std::vector<std::int64_t> shape{8, 6};
   const std::vector<float> gradient(48, 0.5f);
   for (const bool fused : {true, false}) {
     std::vector<std::unique_ptr<Compressor>> rank;
-    rank.push_back(with_feedback(fused, 1.0f, {}));
+    rank.push_back(with_feedback(fused, 1.0f, {"compressor.name=powersgd"}));
     std::vector<UnitScratch> scratch;
     test::loopback_unit(rank, {.step = 0, .unit_id = 1, .name = "w", .shape = shape}, {gradient}, scratch);
     const auto& feedback = dynamic_cast<const ErrorFeedback&>(*rank[0]);
