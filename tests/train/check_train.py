@@ -595,8 +595,9 @@ def init_from():
     """train.init_from starts a fresh run from another run's parameters: at learning rate 0 they
     are still the source checkpoint's after a step, bit for bit; at a real learning rate the run
     starts where the source ended (its first loss far below a fresh model's), with its own log
-    from step 0 and fresh optimizer state; another model shape, a folder without a checkpoint
-    and a checkpoint without model/parameters are refused saying so."""
+    from step 0 and fresh optimizer state; another model shape, a folder without a checkpoint,
+    a checkpoint without model/parameters and a log whose configuration cannot be read are
+    refused saying so."""
     source = os.path.join(WORK, "init-source")
     train(source, "--force", "--set", "train.steps=60", "--set", "train.eval_every=0", *STRATEGY["data_parallel"])
     # rank 0's file of the source's last checkpoint is what every rank starts from
@@ -640,8 +641,15 @@ def init_from():
         del f["floats/model/parameters"]
     code, text = refused(os.path.join(WORK, "init-missing"), "--set", f"train.init_from={damaged}")
     assert code == 2 and "model/parameters" in text, (code, text)
+    # A log whose configuration this lowcomm cannot read (another version's keys): the message says
+    # which run's log it is.
+    with h5py.File(os.path.join(damaged, "log.h5"), "a") as f:
+        config = f.attrs["config"]
+        f.attrs["config"] = (config.decode() if isinstance(config, bytes) else config) + "\n[retired]\nkey = 1\n"
+    code, text = refused(os.path.join(WORK, "init-unreadable"), "--set", f"train.init_from={damaged}")
+    assert code == 2 and f'train.init_from = "{damaged}": ' in text and "retired" in text, (code, text)
     print(f"init_from: lr 0 keeps the source's parameters bitwise; first loss {tuned_loss:.3f} fine-tuned, "
-          f"{fresh_loss:.3f} fresh (source ended at {source_last:.3f}); four mistakes refused")
+          f"{fresh_loss:.3f} fresh (source ended at {source_last:.3f}); five mistakes refused")
 
 
 {"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline, "micro_batches": micro_batches, "disk_full": disk_full, "stragglers": stragglers, "dropout": dropout,

@@ -53,8 +53,10 @@ void check_same_model(const std::filesystem::path& run_dir, const std::string& o
                                   "unknown; name the --out folder of a `lowcomm train` run",
                                   origin, log.string()));
   }
-  const std::string differences = model_differences(model_config(Config::from_string(*text, train_schema())),
-                                                    model_config(config));
+  // A log of another lowcomm version may hold keys this one refuses: the message names where they are.
+  const Config trained =
+      Config::from_string(*text, train_schema(), {}, fmt::format("{}: {} (its config attribute)", origin, log.string()));
+  const std::string differences = model_differences(model_config(trained), model_config(config));
   if (!differences.empty()) {
     throw ConfigError(fmt::format("{} trained another model ({}): set the same model.* keys as that run", origin,
                                   differences));
