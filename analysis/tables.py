@@ -184,6 +184,9 @@ def fmt_ratio(value) -> str:
         return "—"
     if value == math.inf:
         return "∞"
+    rounded = float(f"{value:.3g}")  # three significant digits
+    if abs(rounded) >= 1000:  # 1760×, not 1.76e+03×
+        return f"{rounded:.0f}×"
     return f"{value:.3g}×"
 
 

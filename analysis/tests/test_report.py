@@ -213,3 +213,11 @@ def test_a_resumed_run_is_measured_against_its_latest_target(tmp_path):
     subprocess.run(resume, check=True, env=_env(), capture_output=True)
     run = read_run(out / "log.h5")
     assert run.planned_steps == 4 and not run.partial, (run.planned_steps, run.partial)
+
+
+def test_ratios_read_in_full():
+    """Three significant digits, and no exponent at a thousand and above (1760×, not 1.76e+03×)."""
+    from analysis.tables import fmt_ratio
+    assert [fmt_ratio(x) for x in (0.5, 1.0, 20.34, 858.4, 999.6, 1763.2, 12345.6)] == \
+        ["0.5×", "1×", "20.3×", "858×", "1000×", "1760×", "12300×"]
+    assert fmt_ratio(math.nan) == "—" and fmt_ratio(math.inf) == "∞"
