@@ -15,12 +15,19 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 name=$(basename "$experiment" .toml)
 count=$("$lowcomm" sweep "$experiment" --count "$@")
 echo "== experiment $name: $count runs into runs/$name/"
+# Every point's configuration is written before the first run, so that the grid is the file as it
+# was when the script started: an edit made while it runs (a point added in the middle) cannot
+# shift the later points' indices and leave some of them out. Run the script again to pick it up.
+points=() ranks=()
 for ((i = 0; i < count; i++)); do
   point=$("$lowcomm" sweep "$experiment" --index "$i" --field name "$@")
-  ranks=$("$lowcomm" sweep "$experiment" --index "$i" --field ranks "$@")
-  out="runs/$name/$point"
-  mkdir -p "$out"
-  "$lowcomm" sweep "$experiment" --index "$i" "$@" > "$out/config.toml"
-  echo "== [$((i + 1))/$count] $point on $ranks ranks"
-  mpiexec -n "$ranks" --oversubscribe "$lowcomm" train --config "$out/config.toml" --out "$out" --resume
+  points+=("$point")
+  ranks+=("$("$lowcomm" sweep "$experiment" --index "$i" --field ranks "$@")")
+  mkdir -p "runs/$name/$point"
+  "$lowcomm" sweep "$experiment" --index "$i" "$@" > "runs/$name/$point/config.toml"
+done
+for ((i = 0; i < count; i++)); do
+  out="runs/$name/${points[i]}"
+  echo "== [$((i + 1))/$count] ${points[i]} on ${ranks[i]} ranks"
+  mpiexec -n "${ranks[i]}" --oversubscribe "$lowcomm" train --config "$out/config.toml" --out "$out" --resume
 done
