@@ -59,6 +59,27 @@ std::string safe_label(std::string text) {
 
 std::string last_segment(const std::string& key) { return key.substr(key.rfind('.') + 1); }
 
+// An axis's `also = ["section.name", ...]`: further keys that take each of its values, e.g. the
+// data order's seed beside the run's seed, so that one axis varies both and the point names stay.
+std::vector<std::string> also_keys(const toml::table& axis, const std::string& key, const std::string& where) {
+  std::vector<std::string> keys;
+  const toml::node_view<const toml::node> node = axis["also"];
+  if (!node) return keys;
+  const toml::array* list = node.as_array();
+  if (key == "ranks") throw ConfigError(fmt::format("{}: a ranks axis sets no config keys, so it takes no also", where));
+  if (!list) throw ConfigError(fmt::format("{} (key '{}'): also = [\"section.name\", ...] must be a list", where, key));
+  for (const toml::node& item : *list) {
+    const auto other = item.value<std::string>();
+    if (!other || other->empty() || *other == key || *other == "ranks" || *other == "method") {
+      throw ConfigError(fmt::format("{} (key '{}'): also lists config keys other than the axis's own, as strings "
+                                    "(e.g. also = [\"data.seed\"])",
+                                    where, key));
+    }
+    keys.push_back(*other);
+  }
+  return keys;
+}
+
 // Every point is validated when the file is loaded, and each becomes a job (a Slurm array task):
 // a grid beyond this is a mistake, not a study.
 constexpr std::int64_t kMaxPoints = 10000;
@@ -126,6 +147,13 @@ Experiment Experiment::load(const std::filesystem::path& file, const ConfigSchem
       if (!values || values->empty()) {
         throw ConfigError(fmt::format("{} (key '{}'): values = [...] must list at least one value", here, *key));
       }
+      for (const auto& [field, node] : *table) {
+        if (field.str() != "key" && field.str() != "values" && field.str() != "also") {
+          throw ConfigError(fmt::format("{} (key '{}'): unknown field '{}': an axis holds key, values and also",
+                                        here, *key, field.str()));
+        }
+      }
+      const std::vector<std::string> also = also_keys(*table, *key, here);
       SweepAxis axis;
       axis.key = *key;
       for (const toml::node& node : *values) {
@@ -141,7 +169,9 @@ Experiment Experiment::load(const std::filesystem::path& file, const ConfigSchem
         } else {
           const bool numeric = node.is_number() || node.is_boolean();
           axis.labels.push_back(safe_label(numeric ? last_segment(*key) + label : label));
-          axis.settings.push_back({*key + "=" + text});
+          std::vector<std::string> settings{*key + "=" + text};
+          for (const std::string& other : also) settings.push_back(other + "=" + text);
+          axis.settings.push_back(std::move(settings));
         }
       }
       experiment.axes_.push_back(std::move(axis));
