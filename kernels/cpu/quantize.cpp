@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../backend_kernels.hpp"
+#include "../elementwise_rules.hpp"
 #include "../quantize_format.hpp"
 #include "lowcomm/core/simd_clones.hpp"
 
@@ -169,10 +170,24 @@ std::size_t decode_aligned(const Layout& layout, const std::byte* in, const floa
   return first_bad;
 }
 
-}  // namespace
+// Error feedback's correction, formed group by group in the scales' pass: corrected[i] ←
+// decay·residual[i] + gradient[i] (scaled_sum: bit for bit scale_add's element), where
+// `corrected` is the memory quantized. The group is then still in cache when its scale reads it.
+struct Correction {
+  float decay;
+  const float* residual;
+  const float* gradient;
+};
 
-std::size_t quantize(std::span<const float> x, std::size_t group, int bits, int levels, bool stochastic,
-                     std::uint64_t seed, std::span<std::byte> codes, std::span<float> scales) {
+LOWCOMM_SIMD_CLONES
+void correct(float decay, const float* residual, const float* gradient, float* corrected, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) corrected[i] = scaled_sum(decay, residual[i], gradient[i]);
+}
+
+// quantize, of x, or of the correction written to x as the first pass reads it.
+std::size_t quantize_into(std::span<float> corrected, const Correction* correction, std::span<const float> x,
+                          std::size_t group, int bits, int levels, bool stochastic, std::uint64_t seed,
+                          std::span<std::byte> codes, std::span<float> scales) {
   const Layout layout = detail::layout_of(x.size(), group, bits, levels);
   const Rounding rounding = stochastic ? Rounding::Stochastic : Rounding::Nearest;
   const float* src = x.data();
@@ -184,8 +199,13 @@ std::size_t quantize(std::span<const float> x, std::size_t group, int bits, int 
     if (layout.count >= kParallelMin && layout.groups > 1)
   for (std::size_t g = 0; g < layout.groups; ++g) {
     const std::size_t begin = g * layout.group;
+    const std::size_t len = std::min(layout.group, layout.count - begin);
+    if (correction != nullptr) {
+      correct(correction->decay, correction->residual + begin, correction->gradient + begin,
+              corrected.data() + begin, len);
+    }
     bool bad = false;
-    scale_out[g] = detail::scale_of(layout, src + begin, std::min(layout.group, layout.count - begin), bad);
+    scale_out[g] = detail::scale_of(layout, src + begin, len, bad);
     if (bad) first_bad = std::min(first_bad, g);
   }
   if (first_bad < layout.groups) return detail::first_non_finite(x, first_bad * layout.group);
@@ -219,6 +239,20 @@ std::size_t quantize(std::span<const float> x, std::size_t group, int bits, int 
     }
   }
   return x.size();
+}
+
+}  // namespace
+
+std::size_t quantize(std::span<const float> x, std::size_t group, int bits, int levels, bool stochastic,
+                     std::uint64_t seed, std::span<std::byte> codes, std::span<float> scales) {
+  return quantize_into({}, nullptr, x, group, bits, levels, stochastic, seed, codes, scales);
+}
+
+std::size_t corrected_quantize(float decay, std::span<const float> residual, std::span<const float> gradient,
+                               std::span<float> corrected, std::size_t group, int bits, int levels, bool stochastic,
+                               std::uint64_t seed, std::span<std::byte> codes, std::span<float> scales) {
+  const Correction correction{decay, residual.data(), gradient.data()};
+  return quantize_into(corrected, &correction, corrected, group, bits, levels, stochastic, seed, codes, scales);
 }
 
 std::size_t dequantize(std::span<const std::byte> codes, std::span<const float> scales, std::size_t group,

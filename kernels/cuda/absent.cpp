@@ -1,6 +1,6 @@
 // What the CUDA backend does not have: the flat scatter_mean (the compressors use
-// scatter_mean_per_block), PowerSGD's fused feedback product and top-k's fused correction, as
-// stubs that say so (../absent.hpp).
+// scatter_mean_per_block), PowerSGD's fused feedback product and top-k's and quantize's fused
+// correction, as stubs that say so (../absent.hpp).
 #include "../absent.hpp"
 #include "cuda_backend.hpp"
 
@@ -19,5 +19,11 @@ LOWCOMM_ABSENT_KERNEL(void, corrected_topk_global, (float decay, std::span<const
                                                     std::span<const float> gradient, std::span<float> corrected,
                                                     std::int64_t kept, std::span<std::int64_t> indices,
                                                     std::span<float> selected))
+// Quantize with error feedback runs the sequence here (scale_add, then quantize: quantize.hpp).
+LOWCOMM_ABSENT_KERNEL(std::size_t, corrected_quantize, (float decay, std::span<const float> residual,
+                                                        std::span<const float> gradient, std::span<float> corrected,
+                                                        std::size_t group, int bits, int levels, bool stochastic,
+                                                        std::uint64_t seed, std::span<std::byte> codes,
+                                                        std::span<float> scales))
 
 }  // namespace lowcomm::kernels::cuda_backend

@@ -17,13 +17,6 @@ namespace {
 constexpr std::string_view kEncode = "dct_encode_blocks";
 constexpr std::string_view kDecode = "dct_decode_blocks";
 
-bool overlap(std::span<const float> a, std::span<const float> b) {
-  if (a.empty() || b.empty()) return false;
-  const auto a0 = reinterpret_cast<std::uintptr_t>(a.data());
-  const auto b0 = reinterpret_cast<std::uintptr_t>(b.data());
-  return a0 < b0 + b.size_bytes() && b0 < a0 + a.size_bytes();
-}
-
 void check_arguments(std::string_view kernel, const BlockLayout& layout,
                      std::span<const float> input, std::span<const float> output) {
   check_block_layout(layout, kernel);
@@ -32,7 +25,7 @@ void check_arguments(std::string_view kernel, const BlockLayout& layout,
     throw Error(fmt::format("{}: the layout has {} elements but the input span has {} and the "
                             "output span {}", kernel, size, input.size(), output.size()));
   }
-  if (overlap(input, output)) {
+  if (!detail::apart(input, output)) {
     throw Error(fmt::format("{}: input and output spans overlap; the transform cannot run in "
                             "place", kernel));
   }

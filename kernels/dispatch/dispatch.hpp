@@ -9,8 +9,19 @@
 // those it lacks as stubs that say so, so no dispatch names a backend or asks the build.
 #include "../backend_kernels.hpp"
 
+#include <cstdint>
+#include <span>
+
 namespace lowcomm::kernels::detail {
 [[noreturn]] void unknown_backend(Backend backend);
+
+// Whether two spans share no memory (an empty one shares none): the dispatch files' check of a
+// kernel whose outputs are written while its inputs are read.
+inline bool apart(std::span<const float> a, std::span<const float> b) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a.data());
+  const auto y = reinterpret_cast<std::uintptr_t>(b.data());
+  return a.empty() || b.empty() || x + a.size_bytes() <= y || y + b.size_bytes() <= x;
+}
 }  // namespace lowcomm::kernels::detail
 
 #define LOWCOMM_DISPATCH(backend, kernel, ...)                                                      \

@@ -82,11 +82,7 @@ void check_feedback_product(std::int64_t rows, std::int64_t cols, std::int64_t l
   check("q", q.size(), cols, rank);
   check("p", p.size(), rows, rank);
   // The outputs are written while the inputs are read: none may share memory with another span.
-  auto apart = [](std::span<const float> a, std::span<const float> b) {
-    const auto x = reinterpret_cast<std::uintptr_t>(a.data());
-    const auto y = reinterpret_cast<std::uintptr_t>(b.data());
-    return a.empty() || b.empty() || x + a.size_bytes() <= y || y + b.size_bytes() <= x;
-  };
+  using detail::apart;
   for (const std::span<const float> out : {std::span<const float>(corrected), std::span<const float>(p)}) {
     for (const std::span<const float> in : {last_p, last_q, gradient, q}) {
       if (!apart(in, out)) throw Error("feedback_product: an output shares memory with an input");

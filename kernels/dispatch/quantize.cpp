@@ -40,6 +40,17 @@ Layout check_layout(std::string_view kernel, std::size_t count, std::size_t grou
   return {count, group, groups, bits, (1 << (bits - 1)) - 1};
 }
 
+Layout check_encode(std::string_view kernel, std::size_t count, std::size_t group, int bits, Rounding rounding,
+                    std::size_t code_bytes, std::size_t scale_count) {
+  const Layout layout = check_layout(kernel, count, group, bits, code_bytes, scale_count);
+  if (bits == 1 && rounding == Rounding::Stochastic) {
+    throw Error(fmt::format("{}: stochastic rounding is not defined for bits = 1 (the code is the sign); use "
+                            "Rounding::Nearest",
+                            kernel));
+  }
+  return layout;
+}
+
 // Called once the element at `begin`, or one after it, is known to be non-finite.
 [[noreturn]] void throw_non_finite(std::span<const float> x, std::size_t begin) {
   const std::size_t i = detail::first_non_finite(x, begin);
@@ -100,16 +111,35 @@ std::size_t quantized_bytes(std::size_t count, int bits) {
 void quantize(Backend backend, std::span<const float> x, std::size_t group, int bits,
               Rounding rounding, std::uint64_t seed, std::span<std::byte> codes,
               std::span<float> scales) {
-  const Layout layout = check_layout("quantize", x.size(), group, bits, codes.size(),
-                                     scales.size());
-  if (bits == 1 && rounding == Rounding::Stochastic) {
-    throw Error("quantize: stochastic rounding is not defined for bits = 1 (the code is the "
-                "sign); use Rounding::Nearest");
-  }
+  const Layout layout = check_encode("quantize", x.size(), group, bits, rounding, codes.size(), scales.size());
   if (const std::size_t bad = LOWCOMM_DISPATCH(backend, quantize, x, group, bits, layout.levels,
                                                rounding == Rounding::Stochastic, seed, codes, scales);
       bad < x.size()) {
     throw_non_finite(x, bad);
+  }
+}
+
+void corrected_quantize(Backend backend, float decay, std::span<const float> residual,
+                        std::span<const float> gradient, std::span<float> corrected, std::size_t group,
+                        int bits, Rounding rounding, std::uint64_t seed, std::span<std::byte> codes,
+                        std::span<float> scales) {
+  constexpr std::string_view kernel = "corrected_quantize";
+  if (residual.size() != gradient.size() || corrected.size() != gradient.size()) {
+    throw Error(fmt::format("{}: residual, gradient and corrected must have one size, got {}, {} and {}", kernel,
+                            residual.size(), gradient.size(), corrected.size()));
+  }
+  // corrected is written while both are read: it may be the residual itself (each element is read
+  // before it is written), never a part of either.
+  if (!(residual.data() == corrected.data() || detail::apart(residual, corrected)) ||
+      !detail::apart(gradient, corrected)) {
+    throw Error(fmt::format("{}: corrected overlaps an input without being the residual itself", kernel));
+  }
+  const Layout layout = check_encode(kernel, gradient.size(), group, bits, rounding, codes.size(), scales.size());
+  if (const std::size_t bad = LOWCOMM_DISPATCH(backend, corrected_quantize, decay, residual, gradient, corrected,
+                                               group, bits, layout.levels, rounding == Rounding::Stochastic, seed,
+                                               codes, scales);
+      bad < corrected.size()) {
+    throw_non_finite(corrected, bad);
   }
 }
 

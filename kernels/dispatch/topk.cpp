@@ -62,12 +62,8 @@ void corrected_topk_global(Backend backend, float decay, std::span<const float> 
   }
   // corrected is written while both are read: it may be the residual itself (each element is read
   // before it is written), never a part of either.
-  const auto apart = [&](std::span<const float> in) {
-    const auto a = reinterpret_cast<std::uintptr_t>(in.data());
-    const auto b = reinterpret_cast<std::uintptr_t>(corrected.data());
-    return a + in.size_bytes() <= b || b + corrected.size_bytes() <= a;
-  };
-  if (!(residual.data() == corrected.data() || apart(residual)) || !apart(gradient)) {
+  if (!(residual.data() == corrected.data() || detail::apart(residual, corrected)) ||
+      !detail::apart(gradient, corrected)) {
     throw Error(fmt::format("{}: corrected overlaps an input without being the residual itself", kCorrected));
   }
   const std::int64_t kept = std::clamp<std::int64_t>(k, 1, static_cast<std::int64_t>(gradient.size()));

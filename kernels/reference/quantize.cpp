@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "../backend_kernels.hpp"
+#include "../elementwise_rules.hpp"
 #include "../quantize_format.hpp"
 
 namespace lowcomm::kernels::reference_backend {
@@ -30,6 +31,14 @@ std::size_t quantize(std::span<const float> x, std::size_t group, int bits, int 
     }
   }
   return x.size();
+}
+
+// The definition: the correction in a pass of its own (scale_add's element), then quantize.
+std::size_t corrected_quantize(float decay, std::span<const float> residual, std::span<const float> gradient,
+                               std::span<float> corrected, std::size_t group, int bits, int levels, bool stochastic,
+                               std::uint64_t seed, std::span<std::byte> codes, std::span<float> scales) {
+  for (std::size_t i = 0; i < corrected.size(); ++i) corrected[i] = scaled_sum(decay, residual[i], gradient[i]);
+  return quantize(corrected, group, bits, levels, stochastic, seed, codes, scales);
 }
 
 std::size_t dequantize(std::span<const std::byte> codes, std::span<const float> scales, std::size_t group,

@@ -2,7 +2,8 @@
 // aggregates and residuals, step after step, on 1 to 3 simulated ranks, with decay, a step this rank
 // is absent from, and a checkpoint saved and restored in the middle. PowerSGD defers the residual
 // into its first product (fused_error_feedback.hpp; with orthogonalize_q too); top-k forms the
-// correction in its selection's first pass (fused_correction.hpp; with a bf16 wire too).
+// correction in its selection's first pass, quantize in its scales' pass (fused_correction.hpp;
+// with a bf16 wire, stochastic rounding, 1 bit and groups across rows too).
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -83,6 +84,12 @@ TEST(FusedFeedback, GivesTheUnfusedBitsStepAfterStep) {
       {kernels::Backend::Cpu, 0.9f,
        {"compressor.name=topk", "compressor.topk.k=40", "compressor.topk.value_type=bf16"}},
       {kernels::Backend::Reference, 0.9f, {"compressor.name=topk", "compressor.topk.ratio=0.01"}},
+      {kernels::Backend::Cpu, 1.0f, {"compressor.name=quantize", "compressor.quantize.bits=4"}},
+      {kernels::Backend::Cpu, 0.9f,
+       {"compressor.name=quantize", "compressor.quantize.bits=3", "compressor.quantize.rounding=stochastic",
+        "compressor.quantize.group_size=5"}},
+      {kernels::Backend::Cpu, 0.9f, {"compressor.name=quantize", "compressor.quantize.bits=1"}},
+      {kernels::Backend::Reference, 0.9f, {"compressor.name=quantize", "compressor.quantize.bits=8"}},
   };
   const std::vector<std::int64_t> shape{19, 37};
   const std::size_t numel = 19 * 37;
@@ -118,20 +125,23 @@ TEST(FusedFeedback, GivesTheUnfusedBitsStepAfterStep) {
 }
 
 // The fused forms are in use (else the test above compares the unfused path with itself). Top-k
-// offers its correction where the backend has the kernel.
-TEST(FusedFeedback, TopkFormsTheCorrectionWhereTheBackendCan) {
-  std::unique_ptr<Compressor> topk = bare({"compressor.name=topk"});
-  FusedCorrection* correcting = topk->fused_correction();
-  ASSERT_NE(correcting, nullptr);
-  const std::vector<std::int64_t> shape{8, 6};
-  UnitContext unit{.unit_id = 1, .name = "w", .shape = shape};
-  for (const kernels::Backend backend : {kernels::Backend::Reference, kernels::Backend::Cpu}) {
-    unit.execution.backend = backend;
-    EXPECT_TRUE(correcting->corrects(unit)) << kernels::to_string(backend);
+// and quantize offer their correction where the backend has the kernel.
+TEST(FusedFeedback, TopkAndQuantizeFormTheCorrectionWhereTheBackendCan) {
+  for (const char* name : {"compressor.name=topk", "compressor.name=quantize"}) {
+    SCOPED_TRACE(name);
+    std::unique_ptr<Compressor> compressor = bare({name});
+    FusedCorrection* correcting = compressor->fused_correction();
+    ASSERT_NE(correcting, nullptr);
+    const std::vector<std::int64_t> shape{8, 6};
+    UnitContext unit{.unit_id = 1, .name = "w", .shape = shape};
+    for (const kernels::Backend backend : {kernels::Backend::Reference, kernels::Backend::Cpu}) {
+      unit.execution.backend = backend;
+      EXPECT_TRUE(correcting->corrects(unit)) << kernels::to_string(backend);
+    }
+    unit.execution.backend = kernels::Backend::Kokkos;
+    EXPECT_FALSE(correcting->corrects(unit));
+    EXPECT_EQ(ForwardingCompressor(std::move(compressor)).fused_correction(), nullptr);
   }
-  unit.execution.backend = kernels::Backend::Kokkos;
-  EXPECT_FALSE(correcting->corrects(unit));
-  EXPECT_EQ(ForwardingCompressor(std::move(topk)).fused_correction(), nullptr);
 }
 
 // PowerSGD: between a step's encode and its last decode, the deferred residual is being replaced

@@ -11,8 +11,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/elementwise.hpp"
 #include "lowcomm/kernels/quantize.hpp"
 
 #include "kernel_test_support.hpp"
@@ -269,6 +271,95 @@ TEST(Quantize, RejectsBadArguments) {
   std::vector<std::byte> codes(5);
   std::vector<float> scales(4);
   expect_refused_on_cuda([&] { quantize(Backend::Cuda, x, 3, 4, Rounding::Nearest, 0, codes, scales); }, "quantize");
+}
+
+// Error feedback's correction fused into the scales' pass: corrected and the payload are those of
+// scale_add then quantize, bit for bit, at every width, rounding and group, in place or not, and on
+// the Cpu at 1 to 3 threads (40009 elements split into 1 to 3 ranges of groups).
+TEST(CorrectedQuantize, IsScaleAddThenQuantizeBitwise) {
+  unsigned seed = 600;
+  for (const std::size_t count : {std::size_t{1}, std::size_t{13}, std::size_t{997}, std::size_t{40009}}) {
+    for (const std::size_t group : {std::size_t{1}, std::size_t{7}, std::size_t{768}, count}) {
+      for (const int bits : {1, 3, 4, 8}) {
+        for (const Rounding rounding : {Rounding::Nearest, Rounding::Stochastic}) {
+          if (bits == 1 && rounding == Rounding::Stochastic) continue;
+          const float decay = (seed % 3 == 0) ? 0.0f : (seed % 3 == 1 ? 1.0f : 0.9f);
+          const std::vector<float> residual = random_values(count, seed);
+          const std::vector<float> gradient = random_values(count, seed + 1000);
+          ++seed;
+          std::vector<float> expected(count);
+          scale_add(Backend::Reference, decay, residual, gradient, expected);
+          const Encoded want = encode(Backend::Reference, expected, group, bits, rounding, seed);
+          for (const auto [backend, threads] : {std::pair{Backend::Reference, 1}, std::pair{Backend::Cpu, 1},
+                                                std::pair{Backend::Cpu, 2}, std::pair{Backend::Cpu, 3}}) {
+            omp_set_num_threads(threads);
+            for (const bool in_place : {false, true}) {
+              SCOPED_TRACE(::testing::Message() << to_string(backend) << " threads " << threads << " count " << count
+                                                << " group " << group << " bits " << bits << " decay " << decay
+                                                << " in place " << in_place);
+              std::vector<float> corrected = in_place ? residual : std::vector<float>(count, 123.0f);
+              Encoded got{std::vector<std::byte>(quantized_bytes(count, bits), std::byte{0xCD}),
+                          std::vector<float>(groups_of(count, group), -1.0f)};
+              corrected_quantize(backend, decay, in_place ? std::span<const float>(corrected) : residual, gradient,
+                                 corrected, group, bits, rounding, seed, got.codes, got.scales);
+              test::expect_bitwise_equal(corrected, expected);
+              ASSERT_EQ(got.codes, want.codes);
+              test::expect_bitwise_equal(got.scales, want.scales);
+            }
+          }
+        }
+      }
+    }
+  }
+  omp_set_num_threads(omp_get_num_procs());
+}
+
+TEST(CorrectedQuantize, RejectsBadArgumentsAndNamesTheFirstNonFiniteElement) {
+  const std::vector<float> x(10, 1.0f);
+  std::vector<float> buffer(20, 1.0f);
+  const std::span<float> corrected = std::span(buffer).first(10);
+  std::vector<std::byte> codes(quantized_bytes(10, 4));
+  std::vector<float> scales(4);
+  for (Backend backend : kBackends) {
+    const auto call = [&](std::span<const float> residual, std::span<const float> gradient, std::span<float> out,
+                          int bits, Rounding rounding) {
+      std::vector<std::byte> c(quantized_bytes(out.size(), bits));
+      std::vector<float> s(groups_of(out.size(), 3));
+      corrected_quantize(backend, 0.5f, residual, gradient, out, 3, bits, rounding, 0, c, s);
+    };
+    EXPECT_NO_THROW(call(x, x, corrected, 4, Rounding::Nearest));
+    EXPECT_NO_THROW(call(corrected, x, corrected, 4, Rounding::Nearest));  // in place on the residual
+    const std::vector<float> short_gradient(9, 1.0f);
+    EXPECT_THAT([&] { call(x, short_gradient, corrected, 4, Rounding::Nearest); },
+                ThrowsMessage<Error>(HasSubstr("corrected_quantize: residual, gradient and corrected must have one "
+                                               "size, got 10, 9 and 10")));
+    // Half a step along the residual, and the gradient itself: overlaps refused.
+    EXPECT_THAT([&] { call(std::span(buffer).subspan(5, 10), x, corrected, 4, Rounding::Nearest); },
+                ThrowsMessage<Error>(HasSubstr("corrected_quantize: corrected overlaps an input")));
+    EXPECT_THAT([&] { call(x, corrected, corrected, 4, Rounding::Nearest); },
+                ThrowsMessage<Error>(HasSubstr("corrected_quantize: corrected overlaps an input")));
+    EXPECT_THAT([&] { call(x, x, corrected, 1, Rounding::Stochastic); },
+                ThrowsMessage<Error>(HasSubstr("corrected_quantize: stochastic rounding is not defined")));
+    EXPECT_THAT([&] { corrected_quantize(backend, 1.0f, x, x, corrected, 3, 4, Rounding::Nearest, 0,
+                                         std::span(codes).first(4), scales); },
+                ThrowsMessage<Error>(HasSubstr("code buffer holds 4 bytes")));
+    // A non-finite residual element, corrected past the parallel threshold: the first one is named.
+    for (int bits : {1, 4, 8}) {
+      auto residual = random_values(40009, 9);
+      residual[30011] = std::numeric_limits<float>::infinity();
+      residual[39999] = std::numeric_limits<float>::quiet_NaN();
+      const auto gradient = random_values(40009, 10);
+      std::vector<float> out(40009);
+      std::vector<std::byte> c(quantized_bytes(out.size(), bits));
+      std::vector<float> s(groups_of(out.size(), 100));
+      EXPECT_THAT([&] { corrected_quantize(backend, 1.0f, residual, gradient, out, 100, bits, Rounding::Nearest, 0,
+                                           c, s); },
+                  ThrowsMessage<Error>(HasSubstr("element 30011 is")));
+    }
+  }
+  expect_refused_on_cuda([&] { corrected_quantize(Backend::Cuda, 1.0f, x, x, corrected, 3, 4, Rounding::Nearest, 0,
+                                                  codes, scales); },
+                         "corrected_quantize");
 }
 
 TEST(Dequantize, RejectsCodesBeyondTwoLNamingTheFirst) {

@@ -1,8 +1,9 @@
 #pragma once
 // An optional part of the Compressor interface: error feedback's correction formed in the
 // compressor's own first pass over the unit, for a compressor whose encode begins by reading every
-// element once (top-k's group maxima). A compressor offers it by returning itself from
-// Compressor::fused_correction(). ErrorFeedback (error_feedback.hpp) then, instead of forming
+// element once (top-k's group maxima, quantize's scales). A compressor offers it by returning
+// itself from Compressor::fused_correction(). ErrorFeedback (error_feedback.hpp) then, instead of
+// forming
 //     corrected ← decay·residual + gradient
 // in a pass of its own and handing `corrected` to encode, whose first pass reads it again, calls
 // encode_correcting, which writes `corrected` as that first pass reads the residual and the

@@ -45,6 +45,17 @@ void quantize(Backend backend, std::span<const float> x, std::size_t group, int 
               Rounding rounding, std::uint64_t seed, std::span<std::byte> codes,
               std::span<float> scales);
 
+// quantize of corrected = decay·residual + gradient, error feedback's correction, which it writes
+// to `corrected` as the scales' pass reads the two (each element rounded as elementwise.hpp's
+// scale_add rounds it): the codes and scales of scale_add then quantize, bit for bit, with one
+// pass over the tensor fewer (fused_correction.hpp). All three spans have one size; `corrected`
+// may be the residual itself, and shares no memory with the gradient. A non-finite corrected
+// element throws naming its index, as quantize does; `corrected` is then written in full.
+void corrected_quantize(Backend backend, float decay, std::span<const float> residual,
+                        std::span<const float> gradient, std::span<float> corrected, std::size_t group,
+                        int bits, Rounding rounding, std::uint64_t seed, std::span<std::byte> codes,
+                        std::span<float> scales);
+
 // Decodes out.size() elements. Codes and scales come from other ranks and are checked: the sizes
 // must match exactly as for quantize, every scale must be finite and ≥ 0, every code ≤ 2L and the
 // padding bits zero; otherwise throws naming the offending group or element. When it throws,

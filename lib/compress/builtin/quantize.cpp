@@ -3,7 +3,9 @@
 // format for streaming DiLoCo; 2–4 bits with stochastic rounding is QSGD-like; 1 bit with the
 // mean-magnitude scale is signSGD as error feedback needs it. Payloads differ per rank (each has
 // its own scales), so they are gathered and decoded one by one, a cache-sized tile of the
-// aggregate at a time.
+// aggregate at a time. With error feedback on (not the default), its correction, gradient +
+// β·residual, is formed in the scales' pass (fused_correction.hpp) where the backend has the
+// kernel (Reference, Cpu: kernels::corrected_quantize).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <numeric>
 
 #include "builtins.hpp"
+#include "lowcomm/compress/fused_correction.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/quantize.hpp"
 #include "shared_random.hpp"
@@ -30,7 +33,7 @@ struct Buffers {
 // floats, which stay in the core's cache across the W sums instead of W passes over memory.
 constexpr std::size_t kDecodeTile = std::size_t{1} << 17;
 
-class Quantize final : public CompressorWith<Buffers> {
+class Quantize final : public CompressorWith<Buffers>, public FusedCorrection {
  public:
   Quantize(int bits, std::optional<std::int64_t> group_size, Rounding rounding)
       : bits_(bits), group_size_(group_size), rounding_(rounding) {}
@@ -39,18 +42,27 @@ class Quantize final : public CompressorWith<Buffers> {
   bool supports(Granularity) const override { return true; }
 
   Message encode(const UnitContext& unit, std::span<const float> gradient, Buffers& buffers) override {
-    const Layout layout = layout_of(unit);
-    std::vector<std::byte> payload(layout.bytes());
-    // Each rank draws its own rounding noise, reproducibly.
-    const std::uint64_t seed = SharedRandom(unit.shared_seed, unit.step, unit.unit_id).next() ^
-                               SharedRandom(unit.shared_seed, unit.rank, ~std::uint64_t{0}).next();
-    const auto scales = std::span(payload).first(layout.scale_bytes());
-    std::vector<float> scale_values(layout.groups);
-    kernels::quantize(unit.execution.backend, gradient, layout.group, bits_, rounding_, seed,
-                      std::span(payload).subspan(layout.scale_bytes()), scale_values);
-    std::memcpy(scales.data(), scale_values.data(), scales.size());
-    buffers.own_payload = payload;
-    return Message::gather(std::move(payload));
+    return send(unit, buffers, [&](std::uint64_t seed, std::span<std::byte> codes, std::span<float> scales) {
+      kernels::quantize(unit.execution.backend, gradient, layout_of(unit).group, bits_, rounding_, seed, codes,
+                        scales);
+    });
+  }
+
+  FusedCorrection* fused_correction() override { return this; }
+
+  bool corrects(const UnitContext& unit) const override {
+    return kernels::implements(unit.execution.backend, "corrected_quantize");
+  }
+
+  // encode of decay·residual + gradient, formed in the scales' pass.
+  Message encode_correcting(const UnitContext& unit, float decay, std::span<const float> residual,
+                            std::span<const float> gradient, std::span<float> corrected,
+                            UnitScratch& scratch) override {
+    return send(unit, scratch.get_or_create<Buffers>(),
+                [&](std::uint64_t seed, std::span<std::byte> codes, std::span<float> scales) {
+                  kernels::corrected_quantize(unit.execution.backend, decay, residual, gradient, corrected,
+                                              layout_of(unit).group, bits_, rounding_, seed, codes, scales);
+                });
   }
 
   std::optional<Message> decode(const UnitContext& unit, int, const Received& received, Buffers& buffers,
@@ -108,6 +120,21 @@ class Quantize final : public CompressorWith<Buffers> {
   }
 
  private:
+  // The payload, scales then codes, that `quantize(seed, codes, scales)` writes; kept for transmitted().
+  template <typename Quantizer>
+  Message send(const UnitContext& unit, Buffers& buffers, const Quantizer& quantize) const {
+    const Layout layout = layout_of(unit);
+    std::vector<std::byte> payload(layout.bytes());
+    // Each rank draws its own rounding noise, reproducibly.
+    const std::uint64_t seed = SharedRandom(unit.shared_seed, unit.step, unit.unit_id).next() ^
+                               SharedRandom(unit.shared_seed, unit.rank, ~std::uint64_t{0}).next();
+    std::vector<float> scale_values(layout.groups);
+    quantize(seed, std::span(payload).subspan(layout.scale_bytes()), std::span(scale_values));
+    std::memcpy(payload.data(), scale_values.data(), layout.scale_bytes());
+    buffers.own_payload = payload;
+    return Message::gather(std::move(payload));
+  }
+
   struct Layout {
     std::size_t count, group, groups, code_bytes;
     std::size_t scale_bytes() const { return groups * sizeof(float); }
