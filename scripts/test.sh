@@ -28,10 +28,15 @@ if [ $# -eq 0 ]; then
 fi
 export PATH="$PATH:/usr/local/cuda/bin"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Each preset's wall time, printed as it ends and summed up at the end: CI's limit is 90 minutes.
+timings=()
+finished() { timings+=("$1 $(($(date +%s) - $2)) s"); echo "== $1 took ${timings[-1]#* } =="; }
 for preset in "${presets[@]}"; do
   echo "== build and test: $preset =="
+  started=$(date +%s)
   if [ "$preset" = fuzz ]; then
     bash scripts/fuzz.sh 30
+    finished "$preset" "$started"
     continue
   fi
   if [ "$preset" = kokkos ]; then
@@ -48,4 +53,6 @@ for preset in "${presets[@]}"; do
     echo "== LOWCOMM_BLAS=FindBLAS: configure, build and run the GEMM tests =="
     bash scripts/check-blas-findblas.sh
   fi
+  finished "$preset" "$started"
 done
+echo "== wall time per preset: $(IFS=,; echo "${timings[*]}" | sed 's/,/, /g') =="
