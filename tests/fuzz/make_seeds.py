@@ -116,7 +116,7 @@ def write_dictionaries(binary):
     listing = subprocess.run([binary, "info"], check=True, capture_output=True, text=True).stdout
     keys = sorted(set(re.findall(r"^\s+([a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)+)\b", listing, re.M)))
     tokens = ["=", "[", "]", "[[", "]]", "{", "}", ",", ".", '"', "true", "false", "1e-3", "0x", "inf", "nan",
-              "#", "\n", "[sweep]", "[[sweep.method]]", "[[sweep.axis]]", "name", "set", "key", "values", "ranks"]
+              "#", "\n", "[sweep]", "[[sweep.method]]", "[[sweep.axis]]", "name", "set", "key", "values", "also", "ranks"]
     for key in keys:
         section, _, leaf = key.rpartition(".")
         tokens += [key, leaf, f"[{section}]"]
