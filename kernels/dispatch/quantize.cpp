@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "../quantize_format.hpp"
+#include "correction_checks.hpp"
 #include "dispatch.hpp"
 #include "lowcomm/error.hpp"
 
@@ -124,16 +125,7 @@ void corrected_quantize(Backend backend, float decay, std::span<const float> res
                         int bits, Rounding rounding, std::uint64_t seed, std::span<std::byte> codes,
                         std::span<float> scales) {
   constexpr std::string_view kernel = "corrected_quantize";
-  if (residual.size() != gradient.size() || corrected.size() != gradient.size()) {
-    throw Error(fmt::format("{}: residual, gradient and corrected must have one size, got {}, {} and {}", kernel,
-                            residual.size(), gradient.size(), corrected.size()));
-  }
-  // corrected is written while both are read: it may be the residual itself (each element is read
-  // before it is written), never a part of either.
-  if (!(residual.data() == corrected.data() || detail::apart(residual, corrected)) ||
-      !detail::apart(gradient, corrected)) {
-    throw Error(fmt::format("{}: corrected overlaps an input without being the residual itself", kernel));
-  }
+  detail::check_correction(kernel, residual, gradient, corrected);
   const Layout layout = check_encode(kernel, gradient.size(), group, bits, rounding, codes.size(), scales.size());
   if (const std::size_t bad = LOWCOMM_DISPATCH(backend, corrected_quantize, decay, residual, gradient, corrected,
                                                group, bits, layout.levels, rounding == Rounding::Stochastic, seed,

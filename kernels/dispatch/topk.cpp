@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "correction_checks.hpp"
 #include "dispatch.hpp"
 #include "lowcomm/error.hpp"
 
@@ -56,16 +57,7 @@ void corrected_topk_global(Backend backend, float decay, std::span<const float> 
                            std::span<const float> gradient, std::span<float> corrected, std::int64_t k,
                            std::span<std::int64_t> indices, std::span<float> selected) {
   if (gradient.empty()) throw Error(fmt::format("{}: no values to select from", kCorrected));
-  if (residual.size() != gradient.size() || corrected.size() != gradient.size()) {
-    throw Error(fmt::format("{}: residual, gradient and corrected must have one size, got {}, {} and {}",
-                            kCorrected, residual.size(), gradient.size(), corrected.size()));
-  }
-  // corrected is written while both are read: it may be the residual itself (each element is read
-  // before it is written), never a part of either.
-  if (!(residual.data() == corrected.data() || detail::apart(residual, corrected)) ||
-      !detail::apart(gradient, corrected)) {
-    throw Error(fmt::format("{}: corrected overlaps an input without being the residual itself", kCorrected));
-  }
+  detail::check_correction(kCorrected, residual, gradient, corrected);
   const std::int64_t kept = std::clamp<std::int64_t>(k, 1, static_cast<std::int64_t>(gradient.size()));
   check_outputs(kCorrected, kept, indices, selected);
   LOWCOMM_DISPATCH(backend, corrected_topk_global, decay, residual, gradient, corrected, kept, indices, selected);

@@ -18,8 +18,8 @@
 // residual is kept deferred, as the corrected input whose transmitted part the compressor's next
 // encode subtracts in its own pass (fused_error_feedback.hpp): the same bits, two passes fewer.
 // residual() and checkpoints see it subtracted. Where it offers only the correction
-// (Compressor::fused_correction(): top-k, quantize), its encode forms gradient + β·residual in its own first
-// pass (fused_correction.hpp): the same bits, one pass fewer.
+// (Compressor::fused_correction(): top-k, quantize), its encode forms gradient + β·residual in its
+// own first pass (fused_correction.hpp): the same bits, one pass fewer.
 #include <map>
 #include <memory>
 #include <vector>
