@@ -177,6 +177,7 @@ struct Correction {
   float decay;
   const float* residual;
   const float* gradient;
+  float* corrected;
 };
 
 LOWCOMM_SIMD_CLONES
@@ -184,10 +185,10 @@ void correct(float decay, const float* residual, const float* gradient, float* c
   for (std::size_t i = 0; i < n; ++i) corrected[i] = scaled_sum(decay, residual[i], gradient[i]);
 }
 
-// quantize, of x, or of the correction written to x as the first pass reads it.
-std::size_t quantize_into(std::span<float> corrected, const Correction* correction, std::span<const float> x,
-                          std::size_t group, int bits, int levels, bool stochastic, std::uint64_t seed,
-                          std::span<std::byte> codes, std::span<float> scales) {
+// quantize of x, which with a correction is its `corrected`, written as the scales' pass reads it.
+std::size_t quantize_into(const Correction* correction, std::span<const float> x, std::size_t group, int bits,
+                          int levels, bool stochastic, std::uint64_t seed, std::span<std::byte> codes,
+                          std::span<float> scales) {
   const Layout layout = detail::layout_of(x.size(), group, bits, levels);
   const Rounding rounding = stochastic ? Rounding::Stochastic : Rounding::Nearest;
   const float* src = x.data();
@@ -202,7 +203,7 @@ std::size_t quantize_into(std::span<float> corrected, const Correction* correcti
     const std::size_t len = std::min(layout.group, layout.count - begin);
     if (correction != nullptr) {
       correct(correction->decay, correction->residual + begin, correction->gradient + begin,
-              corrected.data() + begin, len);
+              correction->corrected + begin, len);
     }
     bool bad = false;
     scale_out[g] = detail::scale_of(layout, src + begin, len, bad);
@@ -245,14 +246,14 @@ std::size_t quantize_into(std::span<float> corrected, const Correction* correcti
 
 std::size_t quantize(std::span<const float> x, std::size_t group, int bits, int levels, bool stochastic,
                      std::uint64_t seed, std::span<std::byte> codes, std::span<float> scales) {
-  return quantize_into({}, nullptr, x, group, bits, levels, stochastic, seed, codes, scales);
+  return quantize_into(nullptr, x, group, bits, levels, stochastic, seed, codes, scales);
 }
 
 std::size_t corrected_quantize(float decay, std::span<const float> residual, std::span<const float> gradient,
                                std::span<float> corrected, std::size_t group, int bits, int levels, bool stochastic,
                                std::uint64_t seed, std::span<std::byte> codes, std::span<float> scales) {
-  const Correction correction{decay, residual.data(), gradient.data()};
-  return quantize_into(corrected, &correction, corrected, group, bits, levels, stochastic, seed, codes, scales);
+  const Correction correction{decay, residual.data(), gradient.data(), corrected.data()};
+  return quantize_into(&correction, corrected, group, bits, levels, stochastic, seed, codes, scales);
 }
 
 std::size_t dequantize(std::span<const std::byte> codes, std::span<const float> scales, std::size_t group,
