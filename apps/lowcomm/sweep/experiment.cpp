@@ -65,10 +65,10 @@ std::vector<std::string> also_keys(const toml::table& axis, const std::string& k
   std::vector<std::string> keys;
   const toml::node_view<const toml::node> node = axis["also"];
   if (!node) return keys;
-  const toml::array* list = node.as_array();
   if (key == "ranks") {
     throw ConfigError(fmt::format("{}: a ranks axis sets no config keys, so it takes no also", where));
   }
+  const toml::array* list = node.as_array();
   if (!list) throw ConfigError(fmt::format("{} (key '{}'): also = [\"section.name\", ...] must be a list", where, key));
   for (const toml::node& item : *list) {
     const auto other = item.value<std::string>();
