@@ -5,10 +5,17 @@
 # so the script can simply be run again. On a cluster, slurm/sweep.sbatch runs the points as a
 # job array instead.
 #   bash scripts/run-experiment.sh experiments/quickstart.toml [--set KEY=VALUE ...]
+# The runs go under the repository's runs/ wherever it is called from; a relative EXPERIMENT path
+# is taken from the caller's directory.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 experiment=${1:?usage: run-experiment.sh EXPERIMENT.toml [--set KEY=VALUE ...]}
 shift
+if [ ! -f "$experiment" ]; then
+  echo "run-experiment.sh: no experiment file $experiment (from $(pwd))" >&2
+  exit 2
+fi
+experiment=$(realpath "$experiment")
+cd "$(dirname "$0")/.."
 lowcomm=${LOWCOMM:-build/release/apps/lowcomm/lowcomm}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 

@@ -31,8 +31,9 @@ ClockSettlement ClockLedger::settled_since(const OverlapTotals& before) const {
           .simulated_s = clock_.settled_s()};
 }
 
-ClockSettlement ClockLedger::settle() {
+ClockSettlement ClockLedger::settle(double now) {
   const OverlapTotals before = clock_.totals();
+  record(ClockEventKind::Settle, 0, CollectiveKind::AllReduce, now, 0.0);
   if (local_) {
     settle_events(std::span(&events_, 1));  // network.mode = off: the clock is this rank's wall clock
     events_.clear();

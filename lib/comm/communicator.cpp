@@ -77,6 +77,12 @@ Communicator::~Communicator() {
 
 double Communicator::simulated_seconds() const { return ledger_.simulated_seconds(wall_seconds()); }
 
+ClockSettlement Communicator::synchronize_clock() {
+  const ClockSettlement settled = ledger_.settle(wall_seconds());
+  ledger_.returned(wall_seconds());  // the settlement is bookkeeping, not compute
+  return settled;
+}
+
 Communicator::RankCost Communicator::rank_cost(const CollectiveCost& cost) const {
   const auto r = static_cast<std::size_t>(rank_);
   return {cost.seconds, cost.bytes_sent[r], cost.bytes_received[r]};
@@ -153,10 +159,7 @@ void Communicator::end_call(CollectiveKind kind, std::uint64_t payload_bytes, co
 
 void Communicator::returned() {
   ledger_.returned(wall_seconds());
-  if (ledger_.full()) {
-    ledger_.settle();
-    ledger_.returned(wall_seconds());  // the settlement is bookkeeping, not compute
-  }
+  if (ledger_.full()) synchronize_clock();
 }
 
 // ---- non-blocking collectives ----------------------------------------------------------------

@@ -16,6 +16,7 @@ std::string_view name(ClockEventKind kind) {
     case ClockEventKind::Blocking: return "blocking collective";
     case ClockEventKind::Start: return "start";
     case ClockEventKind::Wait: return "wait";
+    case ClockEventKind::Settle: return "settlement";
   }
   return "?";
 }
@@ -130,6 +131,7 @@ void SimulatedClock::settle(std::span<const std::vector<ClockEvent>> events, int
         }
         break;
       }
+      case ClockEventKind::Settle: break;  // its compute is all it adds
     }
   }
   settled_s_ = latest();

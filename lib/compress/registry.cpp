@@ -31,10 +31,15 @@ void CompressorRegistry::add_config_keys(ConfigSchema& schema, std::string_view 
                 {"tensor", "bucket", "global"});
   schema.real(fmt::format("{}.bucket_mb", prefix), 25.0, "bucket size cap in MiB (granularity = bucket)",
               1e-6, 1e6);
-  schema.string(fmt::format("{}.merge_groups", prefix), "none",
-                "a merged exchange's tree (none, topk, dct_topk or sparseloco with exchange = tree): none (a butterfly over all ranks), all (reduce "
-                "to one rank and broadcast), regions (network.regions: reduce in each region, a butterfly of one "
-                "rank per region, broadcast back), or n (the same in blocks of n consecutive ranks, e.g. a node's)");
+  schema.add({.path = fmt::format("{}.merge_groups", prefix),
+              .type = ValueType::String,
+              .default_value = std::string("none"),
+              .description = "a merged exchange's tree (none, topk, dct_topk or sparseloco with exchange = tree): "
+                             "none (a butterfly over all ranks), all (reduce to one rank and broadcast), regions "
+                             "(network.regions: reduce in each region, a butterfly of one rank per region, "
+                             "broadcast back), or n (the same in blocks of n consecutive ranks, e.g. a node's; a "
+                             "number or its text)",
+              .integers_as_text = true});
   for (const CompressorInfo* info : all()) {
     for (ConfigKey key : info->parameters) {
       key.path = fmt::format("{}.{}.{}", prefix, info->name, key.path);

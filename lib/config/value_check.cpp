@@ -61,9 +61,9 @@ std::string type_mismatch(const ConfigKey& key, std::string_view path, const tom
 
 std::string bounds_text(const ConfigKey& key) {
   if (key.min && key.max) {
-    return fmt::format("in [{}, {}]", number_text(*key.min), number_text(*key.max));
+    return fmt::format("in [{}, {}{}", number_text(*key.min), number_text(*key.max), key.max_exclusive ? ")" : "]");
   }
-  return key.min ? ">= " + number_text(*key.min) : "<= " + number_text(*key.max);
+  return key.min ? ">= " + number_text(*key.min) : (key.max_exclusive ? "< " : "<= ") + number_text(*key.max);
 }
 
 std::string choices_text(const std::vector<std::string>& choices) {
@@ -94,6 +94,7 @@ std::variant<ConfigValue, std::string> read_value(const ConfigKey& key, std::str
       break;
     case ValueType::String:
       if (const auto* s = node.as_string()) value = s->get();
+      if (const auto* i = node.as_integer(); i && key.integers_as_text) value = std::to_string(i->get());
       break;
   }
   if (!value) return type_mismatch(key, path, node, from_command_line);
@@ -121,7 +122,7 @@ std::optional<std::string> constraint_violation(const ConfigKey& key, std::strin
                             : static_cast<double>(std::get<std::int64_t>(value));
   // Written as "not inside" so that NaN, which compares false to everything, is out of range.
   const bool below = key.min && !(number >= *key.min);
-  const bool above = key.max && !(number <= *key.max);
+  const bool above = key.max && !(key.max_exclusive ? number < *key.max : number <= *key.max);
   if (!below && !above) return std::nullopt;
   return fmt::format("'{}' must be {}, got {}", path, bounds_text(key), toml_literal(value));
 }

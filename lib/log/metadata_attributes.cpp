@@ -60,10 +60,11 @@ void check_format_version(hid_t file, const std::filesystem::path& path) {
                           "log",
                     "Give the path of a log that lowcomm created");
   }
-  if (*version != kLogFormatVersion) {
+  if (*version < kOldestAppendableLogFormat || *version > kLogFormatVersion) {
     throw_log_error(path,
-                    fmt::format("the log has format version {}, this lowcomm writes version {}",
-                                *version, kLogFormatVersion),
+                    fmt::format("the log has format version {}, this lowcomm writes version {} and appends to "
+                                "versions {} to {}",
+                                *version, kLogFormatVersion, kOldestAppendableLogFormat, kLogFormatVersion),
                     "Resume the run with the lowcomm version that started it, or start a new log");
   }
 }

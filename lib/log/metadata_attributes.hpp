@@ -12,7 +12,10 @@
 namespace lowcomm::log_detail {
 
 // Bumped when a reader of the previous version would misread a file (docs/log-format.md).
-inline constexpr std::int64_t kLogFormatVersion = 1;
+// 2 added the attribute `method` (a run from an experiment file: its method's name); a version 1
+// log, which lacks it, is still appended to as it is.
+inline constexpr std::int64_t kLogFormatVersion = 2;
+inline constexpr std::int64_t kOldestAppendableLogFormat = 1;
 
 // Writes format_version, resume_count = 0 and every RunMetadata field; throws LogError when an
 // `extra` key would overwrite one of those.

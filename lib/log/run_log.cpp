@@ -294,4 +294,12 @@ std::optional<std::string> read_run_config(const std::filesystem::path& path) {
   return log_detail::read_string_attribute(file.get(), "config", path);
 }
 
+std::optional<std::string> read_latest_run_config(const std::filesystem::path& path) {
+  const Hdf5Id file(log_detail::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT), path,
+                                      "cannot open it as HDF5"),
+                    H5Fclose);
+  std::optional<std::string> latest = log_detail::read_string_attribute(file.get(), "latest_config", path);
+  return latest ? latest : log_detail::read_string_attribute(file.get(), "config", path);
+}
+
 }  // namespace lowcomm

@@ -33,8 +33,8 @@ const OptionsSchema<SgdOptions>& sgd_schema() {
 const OptionsSchema<AdamWOptions>& adamw_schema() {
   static const auto schema =
       OptionsSchema<AdamWOptions>()
-          .field("beta1", &AdamWOptions::beta1, "AdamW first-moment decay, in [0, 1)", {.min = 0.0, .max = 1.0})
-          .field("beta2", &AdamWOptions::beta2, "AdamW second-moment decay, in [0, 1)", {.min = 0.0, .max = 1.0})
+          .field("beta1", &AdamWOptions::beta1, "AdamW first-moment decay, in [0, 1)", {.min = 0.0, .max = 1.0, .max_exclusive = true})
+          .field("beta2", &AdamWOptions::beta2, "AdamW second-moment decay, in [0, 1)", {.min = 0.0, .max = 1.0, .max_exclusive = true})
           .field("eps", &AdamWOptions::eps, "AdamW denominator term, > 0", {.min = 0.0})
           .field("weight_decay", &AdamWOptions::weight_decay,
                  "AdamW decoupled weight decay: p <- p*(1 - lr*wd) each step", {.min = 0.0});
@@ -45,7 +45,7 @@ const OptionsSchema<SignumOptions>& signum_schema() {
   static const auto schema =
       OptionsSchema<SignumOptions>()
           .field("beta", &SignumOptions::beta, "Signum momentum decay, in [0, 1); 0 is signSGD",
-                 {.min = 0.0, .max = 1.0})
+                 {.min = 0.0, .max = 1.0, .max_exclusive = true})
           .field("weight_decay", &SignumOptions::weight_decay,
                  "Signum decoupled weight decay: p <- p*(1 - lr*wd) each step", {.min = 0.0});
   return schema;
@@ -54,7 +54,7 @@ const OptionsSchema<SignumOptions>& signum_schema() {
 const OptionsSchema<MuonOptions>& muon_schema() {
   static const auto schema =
       OptionsSchema<MuonOptions>()
-          .field("momentum", &MuonOptions::momentum, "Muon momentum decay, in [0, 1)", {.min = 0.0, .max = 1.0})
+          .field("momentum", &MuonOptions::momentum, "Muon momentum decay, in [0, 1)", {.min = 0.0, .max = 1.0, .max_exclusive = true})
           .field("nesterov", &MuonOptions::nesterov, "Muon Nesterov momentum (the reference's default)")
           .field("ns_steps", &MuonOptions::ns_steps, "Newton-Schulz iterations orthogonalising each update",
                  {.min = 0.0, .max = 100.0})
@@ -64,9 +64,9 @@ const OptionsSchema<MuonOptions>& muon_schema() {
                  "the AdamW tensors' learning rate over Muon's (0.015: the reference's 3e-4 beside 0.02)",
                  {.min = 0.0})
           .field("adamw_beta1", &MuonOptions::adamw_beta1, "AdamW tensors: first-moment decay, in [0, 1)",
-                 {.min = 0.0, .max = 1.0})
+                 {.min = 0.0, .max = 1.0, .max_exclusive = true})
           .field("adamw_beta2", &MuonOptions::adamw_beta2, "AdamW tensors: second-moment decay, in [0, 1)",
-                 {.min = 0.0, .max = 1.0})
+                 {.min = 0.0, .max = 1.0, .max_exclusive = true})
           .field("adamw_eps", &MuonOptions::adamw_eps, "AdamW tensors: denominator term, > 0", {.min = 0.0})
           .field("adamw_weight_decay", &MuonOptions::adamw_weight_decay, "AdamW tensors: decoupled weight decay",
                  {.min = 0.0})

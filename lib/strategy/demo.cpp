@@ -60,7 +60,7 @@ struct DemoOptions {
 const OptionsSchema<DemoOptions>& demo_schema() {
   static const auto schema =
       OptionsSchema<DemoOptions>()
-          .field("compression_decay", &DemoOptions::decay, "momentum decay beta, in [0, 1)", {.min = 0.0, .max = 1.0})
+          .field("compression_decay", &DemoOptions::decay, "momentum decay beta, in [0, 1)", {.min = 0.0, .max = 1.0, .max_exclusive = true})
           .alias({.path = "compression_topk", .type = ValueType::Integer,
                   .description = "DeMo's reference name; DCT coefficients sent per block",
                   .alias_of = "compressor.dct_topk.topk"})
@@ -146,6 +146,7 @@ std::vector<PlannedSync> demo_syncs(const Config& config, std::span<const Tensor
   PlannedSync sync = planned_sync(transport, tensors.size());
   sync.compressor = std::make_unique<ErrorFeedback>(std::move(sync.compressor), static_cast<float>(options.decay),
                                                     ErrorFeedback::Fusion::Off);
+  sync.overlap_steps = options.pipeline == "none" ? 0 : 1;  // stale and psyche wait for it a step later
   std::vector<PlannedSync> syncs;
   syncs.push_back(std::move(sync));
   return syncs;

@@ -52,7 +52,7 @@ const OptionsSchema<DilocoOptions>& diloco_schema() {
                  {.min = 1.0})
           .field("outer_lr", &DilocoOptions::outer_lr, "outer learning rate", {.min = 0.0})
           .field("outer_momentum", &DilocoOptions::outer_momentum, "outer momentum mu, in [0, 1)",
-                 {.min = 0.0, .max = 1.0})
+                 {.min = 0.0, .max = 1.0, .max_exclusive = true})
           .field("outer_nesterov", &DilocoOptions::nesterov, "Nesterov outer step (false: heavy ball)")
           .field("fragments", &DilocoOptions::fragments, "streaming: fragments synced in turn (1: plain DiLoCo)",
                  {.min = 1.0})
@@ -135,6 +135,7 @@ std::vector<PlannedSync> diloco_syncs(const Config& config, std::span<const Tens
     PlannedSync sync = planned_sync(config, count);
     sync.first = first;
     sync.period = static_cast<std::uint64_t>(options.inner_steps);
+    sync.overlap_steps = static_cast<std::uint64_t>(options.overlap);
     syncs.push_back(std::move(sync));
   }
   return syncs;

@@ -28,8 +28,8 @@ struct FlatAdamOptions {
 // members beta1, beta2, eps and weight_decay (config/options_schema.hpp).
 template <class Options>
 OptionsSchema<Options>& flat_adam_fields(OptionsSchema<Options>& schema) {
-  return schema.field("beta1", &Options::beta1, "momentum decay, in [0, 1)", {.min = 0.0, .max = 1.0})
-      .field("beta2", &Options::beta2, "variance decay, in [0, 1)", {.min = 0.0, .max = 1.0})
+  return schema.field("beta1", &Options::beta1, "momentum decay, in [0, 1)", {.min = 0.0, .max = 1.0, .max_exclusive = true})
+      .field("beta2", &Options::beta2, "variance decay, in [0, 1)", {.min = 0.0, .max = 1.0, .max_exclusive = true})
       .field("eps", &Options::eps, "added to the square root of the variance", {.min = 0.0})
       .field("weight_decay", &Options::weight_decay, "lambda: the update is m / (sqrt(v) + eps) + lambda * x",
              {.min = 0.0});

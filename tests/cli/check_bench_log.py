@@ -17,7 +17,7 @@ with h5py.File(path, "r", libver="latest", swmr=True) as f:
     assert f.attrs["world_size"] == world_size, f.attrs["world_size"]
     assert len(f.attrs["hosts"]) == world_size
     assert 'scenario = "consumer"' in f.attrs["config"], f.attrs["config"]
-    assert f.attrs["format_version"] == 1
+    assert f.attrs["format_version"] == 2
     for table in ("all_reduce", "all_gather"):
         g = f[table]
         w = world_size

@@ -23,7 +23,7 @@ def parameters(model):
     """The parameter count `lowcomm plan` prints for a model preset."""
     out = subprocess.run([LOWCOMM, "plan", "--model", model, "--world-size", "2", "--method",
                           "dense: strategy.name=data_parallel"], check=True, capture_output=True, text=True).stdout
-    return int(re.search(r"\((\d+) parameters in", out).group(1))
+    return int(re.search(r"\(([\d,]+) parameters in", out).group(1).replace(",", ""))
 
 
 failures = []

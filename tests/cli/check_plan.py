@@ -144,7 +144,7 @@ rows = plan("--model", JSON_MODEL, "--world-size", "6",
             "--method", "regional: compressor.name=topk compressor.topk.k=10 compressor.topk.exchange=tree "
             "compressor.merge_groups=\"3\"",
             "--method", "dense-regional: compressor.none.value_type=bf16 compressor.none.exchange=tree "
-            "compressor.merge_groups=\"3\"")
+            "compressor.merge_groups=3")  # a number as docs/network-model.md writes n, or its text as above
 expect(rows, "regional", "collectives", 5)
 expect(rows, "regional", "wire_sent_bytes", 3 * 240)
 expect(rows, "regional", "wire_received_bytes", 3 * 240)
@@ -155,6 +155,24 @@ expect(rows, "dense-regional", "payload_bytes", dense)
 expect(rows, "dense-regional", "collectives", 5)
 expect(rows, "dense-regional", "wire_sent_bytes", 3 * dense)
 expect(rows, "dense-regional", "comm_s", 5 * (0.010 + dense / 1.25e8), 1e-12)
+
+# A step's time with --step-compute-ms c: c plus what the exchanges leave exposed. Dense blocks;
+# Psyche's pipeline waits for a step's exchange one step later, so c of it is hidden; streaming
+# DiLoCo (F = 2 fragments, H = 10, tau = 2) hides 2c of each fragment's sync, F/H syncs a step.
+methods = ["--method", "dense:", "--method", "psyche: strategy.name=demo strategy.demo.pipeline=psyche",
+           "--method", "streaming: strategy.name=diloco strategy.diloco.inner_steps=10 strategy.diloco.fragments=2 "
+           "strategy.diloco.overlap_steps=2"]
+c = 0.001  # below every exchange's time here: nothing is hidden whole
+rows = plan("--model", "tiny", "--world-size", "4", "--step-compute-ms", "1", *methods)
+for method, hidden in (("dense", 0.0), ("psyche", c), ("streaming", 2 / 10 * 2 * c)):
+    comm = float(rows[method]["comm_s"])
+    expect(rows, method, "compute_s", c, 1e-15)
+    expect(rows, method, "exposed_s", comm - hidden, 1e-12)
+rows = plan("--model", "tiny", "--world-size", "4", "--step-compute-ms", "60000", *methods)  # a minute
+expect(rows, "dense", "exposed_s", float(rows["dense"]["comm_s"]), 1e-12)
+for method in ("psyche", "streaming"):
+    if float(rows[method]["exposed_s"]) != 0:
+        failures.append(f"{method}: a minute of compute leaves {rows[method]['exposed_s']} s exposed, not 0")
 
 # The published figures (REFERENCE.md §5), as docs/plan.md reproduces them.
 rows = plan("--model", "olmo-1b", "--world-size", "64",

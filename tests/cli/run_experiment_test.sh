@@ -55,4 +55,14 @@ LOWCOMM="$LOWCOMM" bash scripts/run-experiment.sh "$experiment" > "$work/second.
   { cat "$work/second.log"; fail "the second call failed"; }
 [ -f "runs/$name/added/checkpoints/latest" ] || fail "the added point did not run in the next call"
 [ "$(grep -c "already holds all 3 steps" "$work/second.log")" = 2 ] || { cat "$work/second.log"; fail "complete points were not skipped"; }
-echo "run-experiment.sh: two points run, an edit during the call left for the next, complete points skipped"
+
+# Called from another folder with a relative path: the path is the caller's, the runs the repository's.
+repo=$(pwd) binary=$(realpath "$LOWCOMM")
+(cd "$work" && LOWCOMM="$binary" bash "$repo/scripts/run-experiment.sh" "$name.toml") > "$work/third.log" 2>&1 ||
+  { cat "$work/third.log"; fail "a relative path from another folder failed"; }
+[ "$(grep -c "already holds all 3 steps" "$work/third.log")" = 3 ] || { cat "$work/third.log"; fail "not the same runs"; }
+if (cd "$work" && bash "$repo/scripts/run-experiment.sh" no-such.toml) > "$work/missing.log" 2>&1; then
+  fail "a missing experiment file was accepted"
+fi
+grep -q "no experiment file no-such.toml (from $work)" "$work/missing.log" || { cat "$work/missing.log"; fail "no message"; }
+echo "run-experiment.sh: two points run, an edit during the call left for the next, complete points skipped, a relative path from elsewhere resolved"

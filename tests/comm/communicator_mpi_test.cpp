@@ -296,6 +296,23 @@ TEST(Communicator, SimulatedClockTakesTheSlowestRankAtEachCollective) {
   EXPECT_LT(worst[0] + worst[1], 0.1) << "clocks differ across ranks after synchronize_clock()";
 }
 
+// A step that sends nothing (DiLoCo's inner steps) still takes its compute on the clock, at the
+// slowest rank's pace, as soon as it is settled, and a settled step ends where the next starts.
+TEST(Communicator, ClockAdvancesOverStepsWithoutCollectives) {
+  for (const NetworkMode mode : {NetworkMode::Simulate, NetworkMode::Off}) {
+    Communicator comm(MPI_COMM_WORLD, {.network = NetworkModel(network_scenario("consumer").link), .mode = mode});
+    double previous = comm.synchronize_clock().simulated_s;
+    for (int step = 0; step < 3; ++step) {
+      const int ms = comm.rank() == comm.size() - 1 ? 60 : 20;  // the last rank is the slowest
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      const double settled = comm.synchronize_clock().simulated_s;
+      EXPECT_GE(settled - previous, 0.001 * (mode == NetworkMode::Off ? 20 : 60)) << "step " << step;
+      EXPECT_NEAR(comm.simulated_seconds(), settled, 0.01);
+      previous = settled;
+    }
+  }
+}
+
 TEST(Communicator, ClockSynchronisesItselfAfterManyCollectives) {
   Communicator comm(MPI_COMM_WORLD, {.network = NetworkModel(network_scenario("10gbps").link),
                                      .mode = NetworkMode::Simulate});

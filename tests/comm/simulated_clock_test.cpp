@@ -1,7 +1,7 @@
 // The simulated clock's rules (simulated_clock.hpp) on hand-made call lists with known compute
 // times: blocking collectives as before overlap existed, a non-blocking one exposed for
 // max(0, d - (t' - t)), collectives in flight served one after another, a collective in flight
-// across a settlement, and the measured rule.
+// across a settlement, the compute a settlement closes, and the measured rule.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -17,6 +17,7 @@ using enum ClockEventKind;
 ClockEvent blocking(std::uint64_t id, double compute, double seconds) { return {Blocking, id, compute, seconds}; }
 ClockEvent start(std::uint64_t id, double compute, double seconds) { return {Start, id, compute, seconds}; }
 ClockEvent wait(std::uint64_t id, double compute, double blocked = 0.0) { return {Wait, id, compute, blocked}; }
+ClockEvent settlement(double compute) { return {Settle, 0, compute, 0.0}; }
 
 // Before each blocking collective the slowest rank's compute, then its duration; all exposed.
 TEST(SimulatedClock, BlockingCollectivesAddTheSlowestComputeAndTheirDuration) {
@@ -131,6 +132,25 @@ TEST(SimulatedClock, ComputeScalesMakeStragglers) {
   measured.settle(std::vector<std::vector<ClockEvent>>{{blocking(0, 0.2, 0.5)}, {blocking(0, 0.1, 0.5)}}, 0);
   EXPECT_NEAR(measured.settled_s(), 0.7, 1e-12);
   EXPECT_THROW(clock.set_compute_scales({1.0, 0.0}), ConfigError);
+}
+
+// A settlement counts each rank's compute since its last call: a step without collectives (a
+// DiLoCo inner step) moves the clock by its slowest rank's compute, and a step's compute after
+// its last collective (the optimizer's update) belongs to that step, not to the next.
+TEST(SimulatedClock, ASettlementAddsTheComputeSinceTheLastCall) {
+  for (const auto rule : {SimulatedClock::Rule::Modelled, SimulatedClock::Rule::Measured}) {
+    SimulatedClock clock(rule);
+    clock.set_compute_scales({1.0, 2.0});
+    const double scale1 = rule == SimulatedClock::Rule::Modelled ? 2.0 : 1.0;  // stragglers are modelled only
+    clock.settle(std::vector<std::vector<ClockEvent>>{{settlement(0.3)}, {settlement(0.2)}}, 0);
+    const double inner = std::max(0.3, 0.2 * scale1);
+    EXPECT_DOUBLE_EQ(clock.settled_s(), inner);
+    clock.settle(std::vector<std::vector<ClockEvent>>{{blocking(0, 0.1, 1.0), settlement(0.25)},
+                                                      {blocking(0, 0.1, 1.0), settlement(0.05)}},
+                 1);
+    EXPECT_DOUBLE_EQ(clock.settled_s(), inner + std::max(0.1, 0.1 * scale1) + 1.0 + std::max(0.25, 0.05 * scale1));
+    EXPECT_DOUBLE_EQ(clock.totals().exposed_s, 1.0);
+  }
 }
 
 TEST(SimulatedClock, RefusesCallListsThatDiffer) {

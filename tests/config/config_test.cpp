@@ -262,6 +262,18 @@ TEST(ConfigErrors, NumberForStringKeyOnCommandLineSaysHowToQuoteIt) {
             "(to pass it as text, quote it: --set bench.label='\"42\"')");
 }
 
+// compressor.merge_groups = 16 (docs/network-model.md: "n"): a key whose values include a count
+// takes an integer as its text, from a file and from --set; other string keys still refuse one.
+TEST(ConfigErrors, AnIntegerForACountKeyIsItsText) {
+  ConfigSchema schema = test_schema();
+  schema.add({.path = "comm.groups", .type = ValueType::String, .default_value = std::string("none"),
+              .description = "none, all or n", .integers_as_text = true});
+  EXPECT_EQ(Config::from_string("comm.groups = 16\n", schema).get_string("comm.groups"), "16");
+  EXPECT_EQ(Config::from_string("", schema, Overrides{"comm.groups=8"}).get_string("comm.groups"), "8");
+  EXPECT_THAT(load_error("comm.groups = 1.5\n", {}, schema), HasSubstr("'comm.groups' must be a string, got 1.5"));
+  EXPECT_THAT(load_error("network.scenario = 3\n", {}, schema), HasSubstr("'network.scenario' must be a string"));
+}
+
 // ---- bounds and choices -----------------------------------------------------------------------
 
 TEST(ConfigErrors, OutOfRangeNamesValueAndInterval) {

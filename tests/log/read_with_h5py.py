@@ -55,7 +55,7 @@ def check_rows(log, rows):
 
 
 def check_metadata(log):
-    assert log.attrs["format_version"] == 1
+    assert log.attrs["format_version"] == 2
     assert log.attrs["world_size"] == WORLD_SIZE
     assert log.attrs["seed"] == 7
     assert [str(host) for host in log.attrs["hosts"]] == ["a", "b", "c"]

@@ -60,7 +60,7 @@ TEST(RunLogCreate, WritesMetadataAsRootAttributes) {
 
   const Hdf5Object file = open_for_reading(path);
   const hid_t root = file.get();
-  EXPECT_EQ(read_number_attribute<std::int64_t>(root, "format_version"), 1);
+  EXPECT_EQ(read_number_attribute<std::int64_t>(root, "format_version"), 2);
   EXPECT_EQ(read_string_attribute(root, "config"), "[model]\nlayers = 2\n");
   EXPECT_EQ(read_number_attribute<std::int64_t>(root, "world_size"), 3);
   EXPECT_THAT(read_strings_attribute(root, "hosts"),

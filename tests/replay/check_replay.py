@@ -55,7 +55,7 @@ def check_common(f, compressor):
     assert f.attrs["world_size"] == W and f.attrs["kind"] == "replay"
     assert f.attrs["compressor"] == compressor
     assert f.attrs["trace"] == os.path.abspath(trace), f.attrs["trace"]
-    assert f.attrs["format_version"] == 1
+    assert f.attrs["format_version"] == 2
     assert f.attrs["seed"] == 7 and len(f.attrs["hosts"]) == W
     assert f'name = "{compressor}"' in f.attrs["config"], f.attrs["config"]
     assert "lr = 0.05" in f.attrs["config"]

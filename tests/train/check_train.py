@@ -5,8 +5,13 @@
         the tiny preset on the synthetic Markov source learns well below the uniform loss
         (log 256), and the log's byte counts fit the strategy;
     check_train.py LOWCOMM MPIEXEC WORKDIR resume STRATEGY
-        a run stopped by SIGUSR1 (checkpoint, exit 0) and resumed with --resume ends bitwise
-        identical to an uninterrupted run: final parameters and every logged loss;
+        a run stopped by SIGUSR1 (checkpoint, exit 0) and resumed with --resume alone (the
+        configuration from its log) ends bitwise identical to an uninterrupted run: final
+        parameters and every logged loss;
+    check_train.py LOWCOMM MPIEXEC WORKDIR interrupt
+        Ctrl-C (SIGINT) on a run started without mpiexec stops it with a checkpoint (exit 0);
+        --resume alone continues it, --set train.steps extends it, and a --set that would change
+        the steps computed so far is refused naming the key;
     check_train.py LOWCOMM MPIEXEC WORKDIR nonfinite
         a diverging run stops with exit 3, names the step, and leaves a checkpoint; with
         train.nonfinite = skip it finishes;
@@ -27,6 +32,9 @@
     check_train.py LOWCOMM MPIEXEC WORKDIR backends STRATEGY
         compute.backend = reference (the plain kernels, model and compressors) trains as the
         optimised cpu backend does, to float rounding, and a backend this build lacks is refused;
+    check_train.py LOWCOMM MPIEXEC WORKDIR clock
+        the simulated clock moves on every step of every strategy, also on steps that send
+        nothing (DiLoCo's inner steps, DES-LOC's, NoLoCo's, 0/1 Adam's local steps);
     check_train.py LOWCOMM MPIEXEC WORKDIR init_from
         train.init_from starts a run from another run's checkpointed parameters (bitwise at
         learning rate 0), and refuses another model shape, no checkpoint, no model/parameters.
@@ -35,6 +43,7 @@ Reads the HDF5 files with h5py only (no lowcomm), as a researcher would.
 import collections
 import json
 import math
+import re
 import os
 import shutil
 import signal
@@ -195,8 +204,17 @@ def resume(strategy):
         stop_step = int(f.read())
     assert 7 <= stop_step < 14, (stop_step, text)
 
-    result = train(stopped, "--resume", *run)
+    # --resume alone: the configuration is the log's (its markov data, strategy and lengths).
+    result = subprocess.run([MPIEXEC, "-n", str(RANKS), "--oversubscribe", LOWCOMM, "train", "--out", stopped,
+                             "--resume"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
     assert f"resumed at step {stop_step}" in result.stdout, result.stdout
+    # The progress line's totals carry on from the checkpoint, as its simulated clock does.
+    def totals(output):
+        return [(float(sent), float(comm)) for sent, comm in
+                re.findall(r"\| sent ([0-9.]+) MB \| comm ([0-9.]+) s modelled", output)]
+    before, after = totals(text), totals(result.stdout)
+    assert before and after and after[0][0] >= before[-1][0] > 0 and after[0][1] >= before[-1][1], (before, after)
     a, b = final_parameters(straight, 14), final_parameters(stopped, 14)
     assert a.tobytes() == b.tobytes(), f"parameters differ: max |diff| {np.abs(a - b).max()}"
     with h5py.File(os.path.join(straight, "log.h5"), "r") as f, h5py.File(os.path.join(stopped, "log.h5"), "r") as g:
@@ -208,6 +226,44 @@ def resume(strategy):
     # Nothing left to do: a further --resume says so.
     assert "already holds all 14 steps" in train(stopped, "--resume", *run).stdout
     print(f"{strategy}: stopped at step {stop_step}, resumed, bitwise identical to the straight run")
+
+
+def interrupt():
+    out = os.path.join(WORK, "interrupt")
+    shutil.rmtree(out, ignore_errors=True)
+    run = [LOWCOMM, "train", "--out", out, *COMMON, "--set", "train.steps=30", "--set", "train.eval_every=0",
+           "--set", "train.progress_every=1", "--set", "schedule.lr=2e-3"]
+    process = subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in process.stdout:
+        lines.append(line)
+        if line.startswith("step 4 (5/"):
+            process.send_signal(signal.SIGINT)  # what Ctrl-C sends to a process in the foreground
+    status = process.wait()
+    text = "".join(lines)
+    assert status == 0, f"interrupted run exited {status}:\n{text}"
+    assert "signal 2 received" in text and "continue with --resume" in text, text
+    with open(os.path.join(out, "checkpoints", "latest")) as f:
+        stopped_at = int(f.read())
+    assert 5 <= stopped_at < 30, (stopped_at, text)
+
+    def resume(*extra):
+        return subprocess.run([LOWCOMM, "train", "--out", out, "--resume", *extra], capture_output=True, text=True)
+
+    refused = resume("--set", "seed=3", "--set", "train.steps=40")
+    assert refused.returncode == 2 and "seed = 3 (was 0)" in refused.stderr and "train.steps" not in \
+        refused.stderr.split("not what the steps so far computed with:")[1], refused.stderr
+    finished = resume()
+    assert finished.returncode == 0 and f"resumed at step {stopped_at}" in finished.stdout, finished.stdout + finished.stderr
+    longer = resume("--set", "train.steps=40")
+    assert longer.returncode == 0 and "resumed at step 30" in longer.stdout, longer.stdout + longer.stderr
+    with h5py.File(os.path.join(out, "log.h5"), "r") as f:
+        assert f["steps/step"][:].tolist() == list(range(40)), f["steps/step"][:]
+        assert "lr = 0.002" in f.attrs["latest_config"], f.attrs["latest_config"]
+    # a later bare --resume continues with the latest resumption's configuration: 40 steps
+    assert "already holds all 40 steps" in resume().stdout
+    print(f"interrupt: Ctrl-C stopped the run at step {stopped_at} with a checkpoint; --resume alone finished it, "
+          "--set train.steps extended it, --set seed was refused")
 
 
 def nonfinite():
@@ -502,6 +558,24 @@ def stragglers():
           f"without; compute {slow['compute_s'].sum():.3f} / {even['compute_s'].sum():.3f} s")
 
 
+def clock():
+    """steps/simulated_s is strictly increasing for every strategy whose steps do not all
+    communicate (and for data parallelism, which does): each step's compute is on the clock at the
+    end of that step, not only once the next collective settles it. Before the fix DiLoCo's column
+    read 0, 0, 0, 0, t, t, t, t, t, 2t, ..."""
+    for name in ("diloco", "sparseloco", "muloco", "desloc", "noloco", "zero_one_adam", "data_parallel"):
+        out = os.path.join(WORK, f"clock-{name}")
+        train(out, "--force", "--set", "train.steps=14", "--set", "train.eval_every=0",
+              "--set", "network.scenario=consumer", *STRATEGY[name])
+        with h5py.File(os.path.join(out, "log.h5"), "r") as f:
+            simulated, compute = f["steps/simulated_s"][:], f["steps/compute_s"][:]
+        steps = np.diff(np.concatenate([[0.0], simulated]))
+        assert (steps > 0).all(), f"{name}: the clock stands still: {simulated.tolist()}"
+        # each step takes at least its forward and backward pass (compute_s: the slowest rank's)
+        assert (steps >= compute * 0.999).all(), f"{name}: {steps.tolist()} against compute {compute.tolist()}"
+        print(f"clock: {name} moves on every step, {simulated[-1]:.3f} s in 14 steps")
+
+
 def dropout():
     """Peers that drop out, end to end with DeMo (a gathering exchange): the log's `present` column
     shows the scheduled outage, the absent rank sends only its frame's size table on those steps,
@@ -652,6 +726,6 @@ def init_from():
           f"{fresh_loss:.3f} fresh (source ended at {source_last:.3f}); five mistakes refused")
 
 
-{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline, "micro_batches": micro_batches, "disk_full": disk_full, "stragglers": stragglers, "dropout": dropout,
+{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline, "micro_batches": micro_batches, "disk_full": disk_full, "stragglers": stragglers, "clock": clock, "interrupt": interrupt, "dropout": dropout,
  "crash_commit": crash_commit, "go_back": go_back, "exclusive": exclusive,
  "checksums": checksums, "backends": lambda: backends(ARGS[0]), "precision": precision, "init_from": init_from}[MODE]()

@@ -70,8 +70,8 @@ std::string describe_key(const ConfigKey& key) {
   if (!key.alias_of.empty()) return fmt::format("alias of {}: {}", key.alias_of, key.description);
   std::string text = key.default_value ? "default " + format_value(*key.default_value) : "unset by default";
   if (key.min || key.max) {
-    text += fmt::format(", {}..{}", key.min ? fmt::format("{:g}", *key.min) : "",
-                        key.max ? fmt::format("{:g}", *key.max) : "");
+    text += fmt::format(", {}..{}{}", key.min ? fmt::format("{:g}", *key.min) : "",
+                        key.max_exclusive ? "<" : "", key.max ? fmt::format("{:g}", *key.max) : "");
   }
   if (!key.choices.empty()) text += fmt::format(", one of {}", fmt::join(key.choices, " | "));
   return text + ": " + key.description;

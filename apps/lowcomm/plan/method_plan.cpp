@@ -13,8 +13,9 @@
 
 namespace lowcomm::cli {
 
-MethodPlan plan_method(std::string label, const Config& config, std::span<const TensorInfo> tensors, int world_size,
-                       std::uint64_t step) {
+namespace {
+
+const StrategyInfo& priced_strategy(const Config& config, int world_size) {
   if (world_size < 2) throw ConfigError(fmt::format("--world-size {}: a plan needs at least 2 ranks", world_size));
   const std::string& strategy = config.get_string("strategy.name");
   const StrategyInfo& info = StrategyRegistry::global().find(strategy);
@@ -23,6 +24,22 @@ MethodPlan plan_method(std::string label, const Config& config, std::span<const 
                                   "`lowcomm plan` cannot price it",
                                   strategy));
   }
+  return info;
+}
+
+}  // namespace
+
+void check_method(const Config& config, std::span<const TensorInfo> tensors, int world_size) {
+  const StrategyInfo& info = priced_strategy(config, world_size);
+  communicator_options_from_config(config, world_size);
+  execution_context_from_config(config);
+  for (const PlannedSync& sync : info.syncs(config, tensors)) merge_groups_from_rule(config, sync.merge_groups, world_size);
+}
+
+MethodPlan plan_method(std::string label, const Config& config, std::span<const TensorInfo> tensors, int world_size,
+                       std::uint64_t step, double compute_s) {
+  const StrategyInfo& info = priced_strategy(config, world_size);
+  const std::string& strategy = config.get_string("strategy.name");
   const CommunicatorOptions options = communicator_options_from_config(config, world_size);
   const ExecutionContext execution = execution_context_from_config(config);
   const auto seed = static_cast<std::uint64_t>(config.get_int("seed"));
@@ -34,6 +51,7 @@ MethodPlan plan_method(std::string label, const Config& config, std::span<const 
   plan.network = describe_links(config);
   plan.world_size = world_size;
   plan.parameters = total_numel(tensors);
+  plan.compute_s = compute_s;
   for (PlannedSync& sync : info.syncs(config, tensors)) {
     const std::span<const TensorInfo> part = tensors.subspan(sync.first, sync.count);
     // A gossip round is priced on the pairing of the first round (with per-pair links, later
@@ -55,6 +73,10 @@ MethodPlan plan_method(std::string label, const Config& config, std::span<const 
     plan.wire_received_bytes += share * static_cast<double>(std::ranges::max(traffic.bytes_received));
     plan.collectives += share * static_cast<double>(traffic.calls);
     plan.modelled_s += share * traffic.modelled_s;
+    // Hidden behind the compute of the steps it overlaps, as far as they last (collectives that
+    // would queue behind each other are taken one at a time: a lower bound on what is exposed).
+    const double hidden = static_cast<double>(sync.overlap_steps) * compute_s;
+    plan.exposed_s += share * std::max(0.0, traffic.modelled_s - hidden);
   }
   plan.distro_received_bytes = static_cast<double>(world_size - 1) * plan.payload_bytes;
   return plan;

@@ -26,12 +26,22 @@ struct MethodPlan {
   double distro_received_bytes = 0;  // DisTrO's "received per step": (W − 1) × payload
   double collectives = 0;
   double modelled_s = 0;         // modelled communication time, collectives one after another
+  // With a compute time per step: that, and the communication left exposed once each exchange that
+  // overlaps compute (PlannedSync::overlap_steps) has hidden up to that many steps' compute.
+  double compute_s = 0;
+  double exposed_s = 0;          // of modelled_s
+  double step_s() const { return compute_s + exposed_s; }
 };
+
+// Checks a method as plan_method would price it, without pricing (the strategy, its exchanges'
+// compressors and the network settings): ConfigError as plan_method would throw.
+void check_method(const Config& config, std::span<const TensorInfo> tensors, int world_size);
 
 // The exchanges of step `step` (for step-dependent compressors such as PowerSGD's start_step),
 // every rank present. Throws ConfigError when the strategy does not describe its exchanges or
 // the settings are invalid (as `lowcomm train` would).
+// `compute_s`: the compute time of a step on one rank (0: not given).
 MethodPlan plan_method(std::string label, const Config& config, std::span<const TensorInfo> tensors, int world_size,
-                       std::uint64_t step);
+                       std::uint64_t step, double compute_s = 0);
 
 }  // namespace lowcomm::cli

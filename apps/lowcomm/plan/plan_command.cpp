@@ -6,7 +6,9 @@
 // (Markdown), and optionally to CSV and HDF5 (log/plan_file.hpp). No MPI: it runs anywhere, for any W.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,7 @@ struct PlanArguments {
   int world_size = 32;
   std::uint64_t step = 1'000'000;
   std::vector<std::string> methods;  // "LABEL: key=value key=value"
+  double step_compute_ms = 0;        // 0: the step's compute is not given
   std::string baseline;
   std::string csv;
   std::string hdf5;
@@ -115,6 +118,41 @@ ConfigSchema plan_schema() {
   return schema;
 }
 
+struct CheckedMethod {
+  std::string label;
+  Config config;
+};
+
+// Every method parsed and checked before any is priced (pricing a large model takes seconds per
+// method): every mistake is reported at once, one line per method.
+std::vector<CheckedMethod> checked_methods(const PlanArguments& arguments, std::span<const TensorInfo> tensors) {
+  const ConfigSchema schema = plan_schema();
+  std::vector<CheckedMethod> methods;
+  std::vector<std::string> labels, problems;
+  for (const std::string& text : arguments.methods.empty() ? kDefaultMethods : arguments.methods) {
+    std::string label = text;
+    try {
+      const Method method = parse_method(text);
+      label = method.label;
+      if (std::ranges::find(labels, label) != labels.end()) {
+        throw ConfigError(fmt::format("two methods are labelled \"{}\"", label));
+      }
+      labels.push_back(label);
+      std::vector<std::string> overrides = arguments.config.overrides;
+      overrides.insert(overrides.end(), method.settings.begin(), method.settings.end());
+      // the method's settings are read as --set overrides after the base ones
+      Config config = arguments.config.file.empty() ? Config::defaults(schema, overrides)
+                                                    : Config::from_file(arguments.config.file, schema, overrides);
+      check_method(config, tensors, arguments.world_size);
+      methods.push_back({label, std::move(config)});
+    } catch (const ConfigError& e) {
+      problems.push_back(label == text ? e.what() : fmt::format("method \"{}\": {}", label, e.what()));
+    }
+  }
+  if (!problems.empty()) throw ConfigError(fmt::format("{}", fmt::join(problems, "\n")));
+  return methods;
+}
+
 void run(const PlanArguments& arguments) {
   if (arguments.list_models) {
     for (const ModelPreset& preset : model_presets()) {
@@ -123,26 +161,16 @@ void run(const PlanArguments& arguments) {
     return;
   }
   const std::vector<TensorInfo> tensors = model_tensors(arguments.model);
-  const ConfigSchema schema = plan_schema();
+  const std::vector<CheckedMethod> methods = checked_methods(arguments, tensors);
   std::vector<MethodPlan> plans;
-  for (const std::string& text : arguments.methods.empty() ? kDefaultMethods : arguments.methods) {
-    const Method method = parse_method(text);
-    for (const MethodPlan& p : plans) {
-      if (p.label == method.label) throw ConfigError(fmt::format("two methods are labelled \"{}\"", method.label));
+  for (const CheckedMethod& method : methods) {
+    if (method.config.get_double("cluster.dropout") > 0 ||
+        !method.config.instances("cluster.rank.*.absent_steps").empty()) {
+      std::fprintf(stderr, "lowcomm plan: method \"%s\": dropout is not priced; the plan has every rank present\n",
+                   method.label.c_str());
     }
-    std::vector<std::string> overrides = arguments.config.overrides;
-    overrides.insert(overrides.end(), method.settings.begin(), method.settings.end());
-    try {  // the method's settings are read as --set overrides after the base ones
-      const Config config = arguments.config.file.empty() ? Config::defaults(schema, overrides)
-                                                          : Config::from_file(arguments.config.file, schema, overrides);
-      if (config.get_double("cluster.dropout") > 0 || !config.instances("cluster.rank.*.absent_steps").empty()) {
-        std::fprintf(stderr, "lowcomm plan: method \"%s\": dropout is not priced; the plan has every rank present\n",
-                     method.label.c_str());
-      }
-      plans.push_back(plan_method(method.label, config, tensors, arguments.world_size, arguments.step));
-    } catch (const ConfigError& e) {
-      throw ConfigError(fmt::format("method \"{}\": {}", method.label, e.what()));
-    }
+    plans.push_back(plan_method(method.label, method.config, tensors, arguments.world_size, arguments.step,
+                                arguments.step_compute_ms * 1e-3));
   }
   const MethodPlan* baseline = &plans.front();
   if (!arguments.baseline.empty()) {
@@ -180,6 +208,12 @@ void add_plan_command(CLI::App& app) {
                    "sparseloco, muloco and psyche-distro at their published settings)")
       ->type_name("SPEC")
       ->allow_extra_args(false);
+  plan->add_option("--step-compute-ms", arguments.step_compute_ms,
+                   "one rank's compute per step in ms (e.g. `lowcomm bench model`'s step(ms) on the target "
+                   "machine): adds the step's time, compute plus the communication it does not hide (Psyche's and "
+                   "DeMo's stale pipelines hide a step's compute, streaming DiLoCo overlap_steps' worth)")
+      ->type_name("MS")
+      ->check(CLI::NonNegativeNumber);
   plan->add_option("--baseline", arguments.baseline, "the method the ratios divide (default: the first)")
       ->type_name("LABEL");
   plan->add_option("--csv", arguments.csv, "also write the table, in bytes, to this CSV file")->type_name("FILE");

@@ -134,6 +134,7 @@ Experiment Experiment::load(const std::filesystem::path& file, const ConfigSchem
       if (!name || name->empty()) throw ConfigError(here + ": every method needs a name = \"...\"");
       std::vector<std::string> settings;
       if (const toml::table* set = (*method)["set"].as_table()) flatten(*set, "", here, settings);
+      axis.names.push_back(*name);
       axis.labels.push_back(safe_label(*name));
       axis.settings.push_back(std::move(settings));
     }
@@ -204,13 +205,27 @@ Experiment Experiment::load(const std::filesystem::path& file, const ConfigSchem
   std::ostringstream base;
   base << root;
   experiment.base_text_ = base.str();
-  for (std::int64_t i = 0; i < experiment.size(); ++i) {  // every point valid before any job starts
+  // Every point valid before any job starts; every point that is not is named, so that one
+  // correction of the file mends them all (a mistake in one method's settings fails every point
+  // of that method: the list says which).
+  constexpr std::size_t kPointsListed = 20;
+  std::vector<std::string> failures;
+  std::int64_t failed = 0;
+  for (std::int64_t i = 0; i < experiment.size(); ++i) {
     const SweepPoint point = experiment.point(i);
     try {
       experiment.config(point);
     } catch (const ConfigError& e) {
-      throw ConfigError(fmt::format("{}: grid point {} ({}): {}", where, i, point.name, e.what()));
+      ++failed;
+      if (failures.size() < kPointsListed) failures.push_back(fmt::format("{}: grid point {} ({}): {}", where, i, point.name, e.what()));
     }
+  }
+  if (failed > 0) {
+    std::string message = fmt::format("{}", fmt::join(failures, "\n"));
+    if (failed > static_cast<std::int64_t>(failures.size())) {
+      message += fmt::format("\n{}: and {} more grid points", where, failed - static_cast<std::int64_t>(failures.size()));
+    }
+    throw ConfigError(message);
   }
   return experiment;
 }
@@ -241,6 +256,7 @@ SweepPoint Experiment::point(std::int64_t index) const {
     const SweepAxis& axis = axes_[a];
     labels.push_back(axis.labels[digits[a]]);
     if (!axis.ranks.empty()) point.ranks = axis.ranks[digits[a]];
+    if (!axis.names.empty()) point.method = axis.names[digits[a]];
     point.settings.insert(point.settings.end(), axis.settings[digits[a]].begin(), axis.settings[digits[a]].end());
   }
   point.name = labels.empty() ? name_ : fmt::format("{}", fmt::join(labels, "-"));
@@ -250,7 +266,12 @@ SweepPoint Experiment::point(std::int64_t index) const {
 Config Experiment::config(const SweepPoint& point) const {
   // The point's settings come from the file's [sweep] table, the extra ones from the command line
   // (applied after them): each named as such in messages.
-  const std::vector<ConfigOverrides> settings = {{.assignments = point.settings, .source = "its [sweep] settings"}};
+  // The method's name goes first, so that the run log records it (experiment.method) unless the
+  // file sets that key itself.
+  std::vector<std::string> method;
+  if (!point.method.empty()) method.push_back("experiment.method=" + toml_string(point.method));
+  const std::vector<ConfigOverrides> settings = {{.assignments = method, .source = "its method's name"},
+                                                 {.assignments = point.settings, .source = "its [sweep] settings"}};
   return Config::from_string(base_text_, *schema_, extra_overrides_, file_.string(), settings);
 }
 

@@ -32,6 +32,7 @@ struct SweepAxis {
   std::vector<std::string> labels;        // short text of each value, for point names
   std::vector<std::vector<std::string>> settings;  // per value: "key=value" overrides
   std::vector<int> ranks;                 // for the "ranks" axis
+  std::vector<std::string> names;         // for the "method" axis: each method's name as written
 };
 
 struct SweepPoint {
@@ -39,6 +40,7 @@ struct SweepPoint {
   std::string name;                       // e.g. "demo-consumer-seed1"
   int ranks = 1;
   std::vector<std::string> settings;      // overrides applied to the base configuration
+  std::string method;                     // its [[sweep.method]] name ("" without a method axis)
 };
 
 class Experiment {

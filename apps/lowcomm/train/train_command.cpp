@@ -45,6 +45,7 @@
 #include "initial_parameters.hpp"
 #include "run_folder_lock.hpp"
 #include "progress_line.hpp"
+#include "resume_config.hpp"
 #include "stop_signal.hpp"
 #include "timeline_file.hpp"
 #include "train_keys.hpp"
@@ -67,38 +68,6 @@ struct TrainArguments {
 struct RankStep {
   double loss = 0, grad_norm = 0, compute_s = 0;
 };
-
-// The keys that may change when a run is resumed: its length, how often it reports, how many
-// checkpoints it keeps, the remedies for a run stopped by NaN/Inf (the peak learning rate,
-// clipping, the NaN policy), and where it computes and what moves its data (a checkpoint is the
-// same on every backend and transport, so a GPU run resumes on a CPU build). Each with a value of
-// its type that the hash sees in place of the run's. Everything else must stay the same.
-const std::vector<ConfigSetting>& resumable_keys() {
-  static const std::vector<ConfigSetting> keys{
-      {"train.steps", std::int64_t{1}},      {"train.progress_every", std::int64_t{1}},
-      {"train.eval_every", std::int64_t{0}}, {"train.checkpoint_every", std::int64_t{0}},
-      {"schedule.lr", 1.0},                   {"train.grad_clip", 0.0},
-      {"train.nonfinite", "stop"},           {"train.keep_checkpoints", std::int64_t{1}},
-      {"compute.backend", "cpu"},            {"compute.threads", std::int64_t{0}},
-      {"comm.transport", "mpi"}};
-  return keys;
-}
-
-// Keys at their defaults do not count (hash_of_changes), so a later build whose schema has more
-// keys still resumes the run.
-std::int64_t resumable_hash(const Config& config) {
-  return static_cast<std::int64_t>(config.with(resumable_keys()).hash_of_changes());
-}
-
-// "a, b, ... and z": the keys resumable_hash leaves free, for the refusal.
-std::string resumable_key_list() {
-  std::string list;
-  const std::vector<ConfigSetting>& keys = resumable_keys();
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    list += (i == 0 ? "" : i + 1 == keys.size() ? " and " : ", ") + keys[i].path;
-  }
-  return list;
-}
 
 // The first tensor whose gradient holds NaN or Inf, or "" when all are finite.
 std::string nonfinite_tensor(const gpt::GptModel& model) {
@@ -210,6 +179,12 @@ class Trainer {
       strategy_->load_state(state, "strategy/");
       clock_s_ = static_cast<double>(state.integer("train/simulated_ns")) * 1e-9;
       comm_->advance_clock(clock_s_);
+      // The progress line's totals carry on as the clock does (checkpoints from before they were
+      // kept start them at 0).
+      if (state.contains("train/sent_bytes")) sent_total_ = static_cast<double>(state.integer("train/sent_bytes"));
+      if (state.contains("train/modelled_comm_ns")) {
+        modelled_total_ = static_cast<double>(state.integer("train/modelled_comm_ns")) * 1e-9;
+      }
     });
     first_step_ = *latest;
     resumed_ = true;
@@ -274,6 +249,9 @@ class Trainer {
                                               model_->parameter_count())},
                         {"data", data_->description},
                         {"network", describe_network(config_)}};
+      if (const std::string& method = config_.get_string("experiment.method"); !method.empty()) {
+        metadata.extra["method"] = method;
+      }
       if (data_->val_loss_floor) metadata.extra["val_loss_floor"] = fmt::format("{:.17g}", *data_->val_loss_floor);
       if (data_->loss_floor) metadata.extra["loss_floor"] = fmt::format("{:.17g}", *data_->loss_floor);
       log_.emplace(RunLog::create(log_path(), schema, metadata, {}, arguments_.force));
@@ -438,6 +416,9 @@ class Trainer {
   }
 
   void evaluate(std::int64_t step, ProgressLine& progress) {
+    // data.val_windows = 0: no validation set, so no evaluation row and no line (a loss of 0
+    // would read as a perfect model). Every rank holds as many windows.
+    if (data_->loader.val_batch_count() == 0) return;
     double sum = 0, rows = 0;
     for (std::int64_t i = 0; i < data_->loader.val_batch_count(); ++i) {
       const Batch batch = data_->loader.val_batch(i);
@@ -446,7 +427,7 @@ class Trainer {
       sum += static_cast<double>(loss) * static_cast<double>(batch.rows);
       rows += static_cast<double>(batch.rows);
     }
-    const double mine = rows > 0 ? sum / rows : 0.0;  // every rank holds as many windows
+    const double mine = sum / rows;
     const double val_loss = control().sum(mine) / mpi_.size();
     on_rank_zero_agreed(control(), [&] {
       RowValues row = log_->row("eval");
@@ -472,6 +453,8 @@ class Trainer {
     state.put("train/world_size", mpi_.size());
     state.put("train/config_hash", resumable_hash(config_));
     state.put("train/simulated_ns", std::llround(clock_s_ * 1e9));
+    state.put("train/sent_bytes", std::llround(sent_total_));
+    state.put("train/modelled_comm_ns", std::llround(modelled_total_ * 1e9));
     store_.save(next_step, state, keep);
   }
 
@@ -587,7 +570,7 @@ void run(const TrainArguments& arguments) {
     agree_on_failure(mpi.control(), [&] {
       if (arguments.out.empty()) throw ConfigError("--out '' names no folder: give the run folder, e.g. --out runs/demo");
     });
-    const Config config = load_config_on_all_ranks(arguments.config, train_schema(), mpi.control());
+    const Config config = train_configuration(arguments.config, arguments.resume, arguments.out, mpi.control());
     Trainer trainer(mpi, arguments, config);
     trainer.run();
   });
@@ -603,8 +586,10 @@ void add_train_command(CLI::App& app) {
   train->add_option("--out", arguments.out, "run folder: log.h5 and checkpoints/ (default runs/train)")
       ->type_name("DIR");
   train->add_flag("--resume", arguments.resume,
-                  "continue from the last checkpoint in --out and append to its log (starts afresh when "
-                  "there is none yet, as a requeued Slurm job needs)");
+                  "continue from the last checkpoint in --out and append to its log, with the configuration "
+                  "the log holds (--set may change train.steps, the *_every intervals and the other keys "
+                  "docs/training.md lists; with --config, give the run's own); starts afresh when there is no "
+                  "checkpoint yet, as a requeued Slurm job needs");
   train->add_option("--resume-from", arguments.resume_from,
                     "like --resume, from the kept checkpoint of this step (train.keep_checkpoints) instead "
                     "of the last; the checkpoints and log rows after it are dropped")

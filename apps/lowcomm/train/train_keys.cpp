@@ -79,6 +79,10 @@ void add_model_keys(ConfigSchema& schema) { model_schema().add_to(schema, "model
 void add_loop_keys(ConfigSchema& schema) {
   schema.integer("seed", 0, "model initialisation and the seed shared by compressors", 0);
   loop_schema().add_to(schema, "train");
+  schema.string("experiment.method", "",
+                "the method's name in the experiment file the run came from ([[sweep.method]] name; `lowcomm "
+                "sweep` sets it): the log records it as the attribute `method` and the report labels the run "
+                "with it. Changes nothing in the run");
 }
 
 LoopOptions loop_options(const Config& config) { return loop_schema().read(config, "train"); }

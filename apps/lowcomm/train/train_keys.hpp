@@ -24,7 +24,7 @@ struct LoopOptions {
 };
 
 void add_model_keys(ConfigSchema& schema);
-void add_loop_keys(ConfigSchema& schema);  // train.* and seed
+void add_loop_keys(ConfigSchema& schema);  // train.*, seed and experiment.method
 ConfigSchema train_schema();
 
 // train.*, as the schema declares and checks it.

@@ -42,8 +42,10 @@ class ClockLedger {
   static constexpr std::size_t kMaxPendingEvents = 4096;
 
   // Collective over the control channel (unless local): settles every rank's events since the
-  // last settlement, and draws the settled stretches on the timeline when it is on.
-  ClockSettlement settle();
+  // last settlement and its compute since its last call, up to `now` (so a step without
+  // collectives advances the clock by its compute), and draws the settled stretches on the
+  // timeline when it is on. The caller says returned() after it: the settlement is bookkeeping.
+  ClockSettlement settle(double now);
 
   // The clock, including this rank's compute since its last call (`now`), as Communicator's
   // simulated_seconds() says.

@@ -212,12 +212,13 @@ class Communicator {
   double simulated_seconds() const;
 
   // Collective: settles the simulated clock by replaying every rank's collective calls since the
-  // last settlement (SimulatedClock; one all-gather of the ranks' call lists, so the clock costs
-  // no extra message per collective). Call it once per training step. It also runs by itself
+  // last settlement and its compute since its last call (SimulatedClock; one all-gather of the
+  // ranks' call lists, so the clock costs no extra message per collective). Call it once per
+  // training step, whether or not the step communicated: that step's compute moves the clock. It also runs by itself
   // after kMaxPendingCollectives calls (on all ranks at the same one) to bound memory.
   // Returns what the settlement found: this rank's exposed and hidden communication since the
   // previous one, and the settled clock (the same on every rank).
-  ClockSettlement synchronize_clock() { return ledger_.settle(); }
+  ClockSettlement synchronize_clock();
   // Moves the simulated clock forward by `seconds` on this rank (call it on every rank alike): a
   // run resumed from a checkpoint continues the clock where the checkpoint left it.
   void advance_clock(double seconds) { ledger_.advance(seconds); }

@@ -1,7 +1,9 @@
 #pragma once
 // The simulated clock's arithmetic, without MPI (docs/network-model.md, "The simulated clock").
 // Each rank records, between two settlements, a list of clock events: a blocking collective, the
-// start of a non-blocking one, or the wait for it, each with the rank's compute before it. The
+// start of a non-blocking one, or the wait for it, each with the rank's compute before it, and
+// last the settlement itself with the rank's compute since its last call (a step that sends
+// nothing, DiLoCo's inner steps, still moves the clock by its compute). The
 // Communicator gathers every rank's list and hands them to SimulatedClock::settle, which replays
 // them for all ranks at once, so every rank computes the same clock.
 //
@@ -35,14 +37,16 @@
 
 namespace lowcomm {
 
-enum class ClockEventKind : std::uint8_t { Blocking, Start, Wait };
+// Settle closes every rank's list: the compute after its last collective, no collective.
+enum class ClockEventKind : std::uint8_t { Blocking, Start, Wait, Settle };
 
 struct ClockEvent {
   ClockEventKind kind;
   std::uint64_t collective;   // the Start and Wait of one collective carry the same number
   double compute_before_s;    // this rank's compute since its previous event
   // Blocking: the duration (modelled, or measured on this rank); Start: the modelled duration,
-  // 0 when nothing is modelled; Wait: the measured time this rank was blocked (Rule::Measured).
+  // 0 when nothing is modelled; Wait: the measured time this rank was blocked (Rule::Measured);
+  // Settle: 0.
   double seconds;
   CollectiveKind what = CollectiveKind::AllReduce;  // for the timeline only; not compared
 };

@@ -32,6 +32,7 @@ struct ConfigKey {
   std::optional<ConfigValue> default_value{};
   std::string description{};
   std::optional<double> min{}, max{};  // inclusive numeric bounds
+  bool max_exclusive = false;          // max itself is refused: [min, max), a decay below 1
   std::vector<std::string> choices{};  // allowed values of a String key; empty: any
   // A key without default that may be left unset (has() is false): an override of something
   // computed elsewhere, e.g. one link parameter of a named network scenario.
@@ -41,6 +42,9 @@ struct ConfigKey {
   // no value of its own: no default, bounds or choices (type and description are for listings),
   // and the resolved configuration writes the key under its own name only.
   std::string alias_of{};
+  // A String key one of whose values is a count (compressor.merge_groups = 16): an integer written
+  // for it is taken as its decimal text instead of refused as a number for a string.
+  bool integers_as_text = false;
 };
 
 class ConfigSchema {

@@ -32,6 +32,7 @@ namespace lowcomm {
 // What the schema checks of a field's value besides its type.
 struct FieldLimits {
   std::optional<double> min{}, max{};  // inclusive numeric bounds
+  bool max_exclusive = false;          // max itself is refused: [min, max)
   std::vector<std::string> choices{};  // allowed values of a string field; empty: any
 };
 
@@ -42,7 +43,8 @@ class OptionsSchema {
   OptionsSchema& field(std::string path, T Options::*member, std::string description, FieldLimits limits = {}) {
     using Value = typename Unwrapped<T>::type;
     ConfigKey key{.path = path, .type = value_type<Value>(), .description = std::move(description),
-                  .min = limits.min, .max = limits.max, .choices = std::move(limits.choices)};
+                  .min = limits.min, .max = limits.max, .max_exclusive = limits.max_exclusive,
+                  .choices = std::move(limits.choices)};
     const T initial = Options{}.*member;
     if constexpr (Unwrapped<T>::optional) {
       key.optional = !initial.has_value();

@@ -166,5 +166,8 @@ class RunLog {
 // attribute, which `lowcomm plan --model DIR` and a refused --resume read. nullopt when the file
 // has none; throws LogError when it cannot be opened as HDF5.
 std::optional<std::string> read_run_config(const std::filesystem::path& path);
+// The configuration of the job that last started or resumed the run: its `latest_config`
+// attribute, else `config`. What a bare `train --resume` continues with.
+std::optional<std::string> read_latest_run_config(const std::filesystem::path& path);
 
 }  // namespace lowcomm

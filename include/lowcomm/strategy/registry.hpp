@@ -47,6 +47,10 @@ struct PlannedSync {
   Granularity granularity = Granularity::PerTensor;
   std::uint64_t bucket_bytes = 1;
   std::uint64_t period = 1;
+  // Steps of compute the exchange runs behind before it is waited for: DeMo's stale and Psyche's
+  // pipelines 1, streaming DiLoCo its overlap_steps; 0 for a blocking one. `lowcomm plan` hides
+  // up to that much of a given compute time per step, as the simulated clock would.
+  std::uint64_t overlap_steps = 0;
   std::string merge_groups = "none";  // a merged exchange's group rule (network_config.hpp)
   bool pairs = false;
   // An exchange that is not a compressor's (1-bit Adam's two phases): the strategy prices one

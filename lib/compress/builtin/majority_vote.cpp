@@ -123,7 +123,7 @@ const OptionsSchema<MajorityVoteOptions>& majority_vote_schema() {
   static const auto schema = OptionsSchema<MajorityVoteOptions>().field(
       "momentum", &MajorityVoteOptions::momentum,
       "β of each rank's momentum m ← β·m + (1 − β)·g, whose signs vote (Signum); 0: the gradient's (signSGD)",
-      {.min = 0.0, .max = 1.0});
+      {.min = 0.0, .max = 1.0, .max_exclusive = true});
   return schema;
 }
 
