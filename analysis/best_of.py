@@ -5,7 +5,11 @@ best one, not at a rate that suits another method.
 
 - **Family**: runs whose method labels agree once KEY's value is masked (methods.py's labels,
   KEY's value replaced by ``*``: ``diloco H=30/none lr=*``) are one method family; they differ
-  in KEY only (and in seeds and networks, which never split a method).
+  in KEY only (and in seeds and networks, which never split a method). The labels are those from
+  the config's keys even where runs carry method names (methods.method_name): an experiment may
+  name each value of KEY apart (``adamw-lr1e-3``, ``adamw-lr3e-3``) or all alike (``psyche``),
+  and either way the runs are one family. The family is *shown* by its method name (``psyche
+  lr=*``) where its runs share one, by its label from the keys otherwise.
 - **Candidates**: per family, network scenario and world size, each value of KEY its runs hold.
 - **Score**: the mean final validation loss over the candidate's complete runs (its seeds). A
   candidate with a complete run that has no finite validation loss (no evaluation, or a
@@ -69,11 +73,24 @@ def _masked(config: dict, key: str) -> dict:
     return config
 
 
-def family_labels(runs, key: str, method_keys=()) -> list[str]:
-    """Each run's family: its method label with `key`'s value masked (``lr=*``)."""
+def family_labels(runs, key: str, method_keys=(), names: bool = False) -> list[str]:
+    """Each run's family: its method label with `key`'s value masked (``lr=*``); from the keys
+    alone unless `names`."""
     masked = [SimpleNamespace(config=_masked(run.config, key), attrs=run.attrs,
                               world_size=run.world_size) for run in runs]
-    return method_labels(masked, [*method_keys, key])
+    return method_labels(masked, [*method_keys, key], names=names)
+
+
+def _shown_families(runs, key: str, method_keys, families: list[str]) -> list[str]:
+    """How each run's family is shown: by its masked method name (``psyche lr=*``) where every
+    run of the family has the same one, by the family (from the keys) otherwise, e.g. where an
+    experiment named each value apart (``adamw-lr1e-3 lr=*``, ``adamw-lr3e-3 lr=*``)."""
+    named = family_labels(runs, key, method_keys, names=True)
+    by_family = {}
+    for family, name in zip(families, named):
+        by_family.setdefault(family, set()).add(name)
+    return [next(iter(by_family[family])) if len(by_family[family]) == 1 else family
+            for family in families]
 
 
 def _value_order(value):
@@ -105,11 +122,18 @@ def _candidate(members) -> dict:
             "score": score}
 
 
-def choose_best_of(runs, key: str, method_keys=()) -> BestOf:
+def _labels(members) -> str:
+    """The label a candidate's runs carry: one, unless an experiment gave one configuration
+    several method names."""
+    return ", ".join(sorted({run.label for run in members}))
+
+
+def choose_best_of(runs, key: str, method_keys=(), names: bool = True) -> BestOf:
     """Keeps each family's best value of `key` (see the module's documentation).
 
     Labels must be assigned with `key` among the method keys
-    (``methods.assign_labels(runs, [*method_keys, key])``); `method_keys` are the others."""
+    (``methods.assign_labels(runs, [*method_keys, key], names)``); `method_keys` are the
+    others. `names`: whether the families are shown by method names, as the labels are."""
     if never_splits_methods(key):
         raise BestOfError(f"--best-of {key}: that key never tells methods apart (seeds, "
                           "network.* and bookkeeping keys do not); choosing its best value "
@@ -118,14 +142,19 @@ def choose_best_of(runs, key: str, method_keys=()) -> BestOf:
     if all(value is _MISSING for value in values):
         raise BestOfError(f"--best-of {key}: no run's config has {key!r} (the keys are "
                           "those of `lowcomm info`, e.g. schedule.lr)")
-    families = family_labels(runs, key, [k for k in method_keys if k != key])
+    others = [k for k in method_keys if k != key]
+    families = family_labels(runs, key, others)
+    # Grouped by the family from the keys, shown by its name (the same string without names).
+    shown = dict(zip(families, _shown_families(runs, key, others, families) if names
+                     else families))
     groups = {}  # (family, scenario, world size) -> {value's repr: (value, [runs])}
     for run, family, value in zip(runs, families, values):
         candidates = groups.setdefault((family, run.scenario, run.world_size), {})
         candidates.setdefault(repr(value), (value, []))[1].append(run)
 
     rows, kept, dropped = [], [], []
-    for (family, scenario, world), candidates in groups.items():
+    for (key_family, scenario, world), candidates in groups.items():
+        family = shown[key_family]
         scored = sorted(((value, members, _candidate(members))
                          for value, members in candidates.values()),
                         key=lambda item: _value_order(item[0]))
@@ -140,7 +169,7 @@ def choose_best_of(runs, key: str, method_keys=()) -> BestOf:
             (kept if chosen else dropped).extend(members)
             rows.append({"family": family, "scenario": scenario, "world_size": world,
                          "key": key, "value": format_value("-" if value is _MISSING else value),
-                         "method": members[0].label, **stats, "chosen": chosen,
+                         "method": _labels(members), **stats, "chosen": chosen,
                          "at_edge": chosen and at_edge})
     table = pd.DataFrame(rows)
     if len(table):

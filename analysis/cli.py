@@ -10,10 +10,10 @@ from pathlib import Path
 from .best_of import BestOfError, best_of_display, choose_best_of
 from .logs import find_logs, load_runs
 from .matched_loss import BaselineError, choose_baseline, matched_display, matched_loss_table, \
-    targets_by_scenario
+    names_method, targets_by_scenario, unreached_warnings
 from .methods import assign_labels
 from .plans import load_plans, plan_display
-from . import tables
+from . import tables, targets
 
 
 def _count(n: int, noun: str) -> str:
@@ -33,7 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--out", required=True, type=Path, help="folder for the report")
     report.add_argument("--target-loss", type=float, default=None,
                         help="loss for the time-to-target columns (default: the worst final "
-                             "validation loss over the complete runs)")
+                             "validation loss over the complete runs; summary.md names that "
+                             "run and warns where it diverged or is an outlier among its seeds)")
     report.add_argument("--method-key", action="append", default=[], metavar="KEY",
                         help="config key whose value joins every method label, e.g. "
                              "schedule.lr (repeatable)")
@@ -43,11 +44,18 @@ def _parser() -> argparse.ArgumentParser:
                              "validation loss (per network scenario and world size); the "
                              "value joins the label as with --method-key KEY")
     report.add_argument("--baseline", default=None, metavar="METHOD",
-                        help="method label (as the tables show it) of the AdamW dense "
+                        help="method label (as the tables show it; or a method name, or a "
+                             "label from the keys, that picks out one) of the AdamW dense "
                              "all-reduce that compression at matched loss is measured against "
                              "(default: the only data_parallel method with compressor none and "
                              "AdamW, or the fp32-wire one of such methods that differ only in "
                              "compressor.none.value_type and the --best-of key)")
+    report.add_argument("--labels", choices=("names", "keys"), default="names",
+                        help="how methods are labelled: names (default) by the method's name "
+                             "in the experiment file the run came from (the log's attribute "
+                             "`method` or the config's experiment.method) where it has one, "
+                             "by its settings otherwise; keys by its settings always "
+                             "(e.g. 'diloco H=30/sparseloco beta=0.95')")
     report.add_argument("--no-plots", action="store_true", help="tables only")
     return parser
 
@@ -102,11 +110,13 @@ def report(args) -> int:
 def _matched_section(runs, baseline, baseline_how: str, target: float, target_how: str,
                      out: Path):
     """Compression at matched loss (matched_loss.py), at the baseline's final loss and at the
-    report's target loss: summary lines, files written, and the targets per scenario for the
-    frontier plot. Without a baseline, only a note."""
+    report's target loss: summary lines, files written, the targets per scenario for the
+    frontier plot, the two tables (raw; None where not made) and warnings. Without a baseline,
+    only a note."""
     if baseline is None:
         print(f"analysis: {baseline_how}", file=sys.stderr)
-        return ["## Compression at matched loss", "", baseline_how + ".", ""], [], {}
+        return (["## Compression at matched loss", "", baseline_how + ".", ""], [], {}, None,
+                None, [])
     matched, notes = matched_loss_table(runs, baseline)
     display = matched_display(matched)
     written = tables.write_table(matched, display, out, "matched_loss",
@@ -120,6 +130,7 @@ def _matched_section(runs, baseline, baseline_how: str, target: float, target_ho
         "then; vs bf16 all-reduce with the baseline's bytes as a 2-byte wire would send them.",
         ""]
     lines += [f"- {note}" for note in notes] + ["", tables.to_markdown(display)]
+    looser = None
     if math.isfinite(target):
         looser, looser_notes = matched_loss_table(runs, baseline, target_loss=target)
         looser_display = matched_display(looser)
@@ -132,7 +143,26 @@ def _matched_section(runs, baseline, baseline_how: str, target: float, target_ho
             "compression at a loss both reach.", ""]
         lines += [f"- {note}" for note in looser_notes[1:]]  # the bf16 note is said above
         lines += ["", tables.to_markdown(looser_display)]
-    return lines, written, targets_by_scenario(matched)
+    return (lines, written, targets_by_scenario(matched), matched, looser,
+            unreached_warnings(matched))
+
+
+def _paper_section(per_method, matched, looser, baseline, target: float, out: Path):
+    """The compact table a paper takes as it is (tables.paper_table): summary lines and files."""
+    paper = tables.paper_table(per_method, matched, looser)
+    display = tables.paper_display(paper, target)
+    align = "".join("l" if column in ("method", "network") else "r" for column in display.columns)
+    caption = ("Final validation loss (mean ± std over seeds; n where there is no spread) and "
+               "bytes sent per optimizer step and rank")
+    if baseline is not None:
+        caption += (f"; compression at matched loss: the bytes {baseline} sent until its first "
+                    "evaluation at or below its own final validation loss over the bytes each "
+                    "method sent until then (reached/seeds where not every seed got there)")
+    written = tables.write_table(paper, display, out, "paper", caption, align)
+    lines = ["## For a paper (`paper.md`, `paper.tex`)", "",
+             caption + ". The full tables follow; the CSV files hold the raw numbers.", "",
+             tables.to_markdown(display, align)]
+    return lines, written
 
 
 def _best_of_section(choice, out: Path) -> tuple[list[str], list[Path]]:
@@ -143,8 +173,9 @@ def _best_of_section(choice, out: Path) -> tuple[list[str], list[Path]]:
     kept, total = len(choice.kept), len(choice.kept) + len(choice.dropped)
     lines = [
         f"## Best of `{choice.key}` (--best-of)", "",
-        f"Runs whose method labels agree but for `{choice.key}` form a method family (its "
-        f"value shown as `*`). Per family, network scenario and world size, the value of "
+        f"Runs whose method labels from the keys agree but for `{choice.key}` form a method "
+        f"family (its value shown as `*`; a family whose runs share a method name is shown by "
+        f"it). Per family, network scenario and world size, the value of "
         f"`{choice.key}` whose complete runs have the lowest mean final validation loss over "
         "seeds is kept (ties: the smaller value; a value with a complete run that has no "
         "validation loss, or with no complete run, ranks last). Every table and plot below "
@@ -166,22 +197,45 @@ def _best_of_section(choice, out: Path) -> tuple[list[str], list[Path]]:
     return lines, written
 
 
+def _target(runs, args) -> tuple[float, str, str, list[str]]:
+    """The report's target loss, how it was chosen, the sentence saying which run set it
+    (default target only), and the warnings about that run (targets.py)."""
+    if args.target_loss is not None:
+        return args.target_loss, "given (--target-loss)", "", []
+    target, run = targets.default_target(runs)
+    how = "default: the worst final validation loss over the complete runs"
+    if run is None:
+        return target, how, "", []
+    which = (f"The default target is set by run `{run.name}` (method `{run.label}`, "
+             f"scenario `{run.scenario}`, {run.path})"
+             + ("" if len(run.evals) else ", by its final training loss: it has no evaluation")
+             + ".")
+    return target, how, which, targets.target_run_warnings(run, runs)
+
+
+def _baseline_left_out(choice, requested: str | None) -> bool:
+    """Whether --baseline names only runs that --best-of left out."""
+    if requested is None or choice is None:
+        return False
+    return (not any(names_method(run, requested) for run in choice.kept)
+            and any(names_method(run, requested) for run in choice.dropped))
+
+
 def _run_sections(runs, skipped, args, out: Path) -> tuple[list[str], list[Path], str]:
     """The training runs' tables and plots: summary lines, files written, one-line summary."""
     # --best-of KEY labels the kept runs as --method-key KEY would (once, even if also given).
     method_keys = list(dict.fromkeys(args.method_key + ([args.best_of] if args.best_of else [])))
-    assign_labels(runs, method_keys)
+    names = getattr(args, "labels", "names") == "names"
+    assign_labels(runs, method_keys, names=names)
     choice = None
     if args.best_of:
-        choice = choose_best_of(runs, args.best_of, method_keys)
-        if args.baseline is not None and args.baseline in choice.dropped_labels:
+        choice = choose_best_of(runs, args.best_of, method_keys, names=names)
+        if _baseline_left_out(choice, args.baseline):
             raise BaselineError(f"--baseline {args.baseline!r} names runs that --best-of "
                                 f"{args.best_of} left out: another value of {args.best_of} "
                                 "did better (best_of.md lists the values kept)")
         runs = choice.kept
-    target = args.target_loss if args.target_loss is not None else tables.default_target(runs)
-    target_how = ("given (--target-loss)" if args.target_loss is not None else
-                  "default: the worst final validation loss over the complete runs")
+    target, target_how, target_which, warnings = _target(runs, args)
 
     # Before any table is written: a --baseline that names no method stops the report.
     baseline, baseline_how = choose_baseline(runs, args.baseline,
@@ -200,15 +254,21 @@ def _run_sections(runs, skipped, args, out: Path) -> tuple[list[str], list[Path]
                                   "Per method and network scenario, mean ± std over seeds")
     written += tables.write_table(pivot, pivot, out, "time_to_target",
                                   f"Simulated time to validation loss {target:.4g}")
-    matched_lines, matched_written, matched_targets = _matched_section(
-        runs, baseline, baseline_how, target, target_how, out)
+    matched_lines, matched_written, matched_targets, matched, looser, unreached = \
+        _matched_section(runs, baseline, baseline_how, target, target_how, out)
     written += matched_written
+    warnings += unreached
+    paper_lines, paper_written = _paper_section(per_method, matched, looser, baseline, target,
+                                                out)
+    written += paper_written
     plots = []
     if not args.no_plots:
         from .plots import plot_all  # matplotlib only when plotting
         plots = plot_all(runs, per_run, out, target, matched_targets)
         written += plots
 
+    for warning in warnings:
+        print(f"analysis: warning: {warning}", file=sys.stderr)
     partial = int((per_run["status"] == "partial").sum())
     runs_text = _count(len(runs), "run")
     if choice is not None:
@@ -217,16 +277,20 @@ def _run_sections(runs, skipped, args, out: Path) -> tuple[list[str], list[Path]
     lines = [
         f"{runs_text} ({partial} partial), "
         f"{_count(per_method.shape[0], 'method/scenario group')}; "
-        f"target loss {target:.4g} ({target_how}).", "",
+        f"target loss {target:.4g} ({target_how})."
+        + (f" {target_which}" if target_which else ""), "",
         "Bytes are bytes sent per optimizer step per rank (mean over steps and ranks); the "
         "ratio is dense / that, dense being a ring all-reduce of every fp32 parameter, "
         "2(W-1)/W · 4 · parameters. Times are the simulated wall clock (compute as measured, "
         "communication as the network model predicts). A partial run (fewer steps than "
         "train.steps) is listed but left out of its method's mean when complete runs exist.",
         ""]
+    if warnings:
+        lines += ["**Warnings:**", ""] + [f"- {warning}" for warning in warnings] + [""]
     if skipped:
         lines += ["Skipped files:", ""] + [f"- `{p}`: {why}" for p, why in skipped] + [""]
     lines += best_lines
+    lines += paper_lines
     lines += ["## Per method (mean ± std over seeds)", "",
               tables.to_markdown(tables.method_display(per_method))]
     lines += matched_lines
@@ -238,7 +302,8 @@ def _run_sections(runs, skipped, args, out: Path) -> tuple[list[str], list[Path]
         lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots
                                      if p.suffix == ".png"] + [""]
     summary_line = (f"{runs_text} ({partial} partial, "
-                    f"{len(skipped)} skipped), target loss {target:.4g}")
+                    f"{len(skipped)} skipped), target loss {target:.4g}"
+                    + (f", {_count(len(warnings), 'warning')}" if warnings else ""))
     return lines, written, summary_line
 
 

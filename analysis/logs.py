@@ -1,4 +1,10 @@
-"""Reading lowcomm run logs (format version 1, docs/log-format.md) without lowcomm."""
+"""Reading lowcomm run logs (format versions 1 and 2, docs/log-format.md) without lowcomm.
+
+Version 2 added the root attribute ``method`` (the run's method name in its experiment file) and
+moved ``steps/simulated_s`` on at every step of the strategies that send nothing on most steps
+(version 1 logs of DiLoCo and its kin: the clock stood still between synchronisations). Both are
+read alike: a version 1 log has no ``method``, and its clock is taken as it is.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +19,8 @@ import h5py
 import numpy as np
 import pandas as pd
 
-SUPPORTED_FORMAT_VERSION = 1
+SUPPORTED_FORMAT_VERSIONS = (1, 2)
+SUPPORTED_FORMAT_VERSION = max(SUPPORTED_FORMAT_VERSIONS)  # the newest this reader knows
 
 
 class LogReadError(Exception):
@@ -33,12 +40,19 @@ class Run:
     planned_steps: int | None
     partial: bool
     label: str = ""  # method label, set by methods.assign_labels
+    key_label: str = ""  # the label from the config's keys alone (no method name), set with it
     extra: dict = field(default_factory=dict)
 
     @property
     def scenario(self) -> str:
         network = self.config.get("network", {})
         return str(network.get("scenario", "unknown"))
+
+    @property
+    def method_name(self) -> str | None:
+        """The method's name in the experiment file the run came from (methods.method_name)."""
+        from .methods import method_name
+        return method_name(self.config, self.attrs)
 
     @property
     def seed(self):
@@ -125,9 +139,10 @@ def read_run(path: str | os.PathLike) -> Run:
             if "steps" not in log or "loss" not in log["steps"]:
                 raise LogReadError("not a lowcomm training log (no steps/loss table)")
             version = attrs.get("format_version")
-            if version is not None and int(version) != SUPPORTED_FORMAT_VERSION:
+            if version is not None and int(version) not in SUPPORTED_FORMAT_VERSIONS:
+                known = " and ".join(str(v) for v in SUPPORTED_FORMAT_VERSIONS)
                 print(f"analysis: {path}: format_version {version}, this reader knows "
-                      f"{SUPPORTED_FORMAT_VERSION}; reading what it recognises", file=sys.stderr)
+                      f"{known}; reading what it recognises", file=sys.stderr)
             flat, wide, rows = _read_table(log["steps"])
             if "eval" in log:
                 eflat, _, _ = _read_table(log["eval"])

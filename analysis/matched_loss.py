@@ -5,12 +5,14 @@ Bytes per step alone flatter a method that learns slowly: it sends less per step
 more steps. Matching the loss compares what each method spent to get equally far.
 
 - **Baseline**: AdamW with a dense all-reduce. ``--baseline METHOD`` names its label (as the
-  report groups runs); by default it is the one method whose runs are ``data_parallel`` with
-  compressor ``none`` (exchange ``all_reduce``) and optimizer AdamW. Where several methods are,
-  and they differ only in the wire's value type (``compressor.none.value_type``: an fp32 run
-  and its bf16 twin) and in the keys ``--best-of`` chose per method, the one whose wire is
-  fp32 is the default: the all-reduce the bf16 comparison below starts from. In any other
-  case there is no default, and the table is left out with a note.
+  report groups runs), or its method name or its label from the keys where either picks out one
+  label (``--baseline adamw`` for ``adamw lr=0.001`` under ``--best-of schedule.lr``); by
+  default it is the one method whose runs are ``data_parallel`` with compressor ``none``
+  (exchange ``all_reduce``) and optimizer AdamW. Where several methods are, and they differ
+  only in the wire's value type (``compressor.none.value_type``: an fp32 run and its bf16 twin)
+  and in the keys ``--best-of`` chose per method, the one whose wire is fp32 is the default:
+  the all-reduce the bf16 comparison below starts from. In any other case there is no default,
+  and the table is left out with a note.
 - **Target**: per network scenario and world size, the mean over the baseline's seeds of their
   final validation loss (complete runs only, when it has any). The mean is "the baseline's
   final loss" as a paper reports it, and at least one baseline seed (the one that ends lowest)
@@ -36,6 +38,10 @@ more steps. Matching the loss compares what each method spent to get equally far
 
 Only complete runs count where a (method, scenario, world size) group has any, as in the
 per-method table; seeds that never reach the target are counted in ``n`` but not in the means.
+
+Where no method but the baseline reaches the baseline's final loss in a scenario, every other
+row there reads "not reached": the report warns (``unreached_warnings``) and points to the table
+at its target loss, which compares methods at a loss they share.
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from . import tables
-from .methods import config_value, method_settings
+from .methods import config_value, method_name, method_settings
 
 # Bytes per value of the dense all-reduce's wire types (compressor.none.value_type).
 _WIRE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
@@ -99,19 +105,41 @@ def _fp32_wire_twin(runs, candidates, tuned_keys=()) -> str | None:
     return None
 
 
+def names_method(run, requested: str) -> bool:
+    """Whether ``--baseline``'s text names `run`'s method: its label, its label from the keys
+    (``run.key_label``), or its method name from the experiment file."""
+    return requested in (run.label, getattr(run, "key_label", None),
+                         method_name(run.config, run.attrs))
+
+
+def _resolve_baseline(runs, requested: str) -> tuple[str, str]:
+    """(the label `requested` names, how): the label itself, or the one label of the runs whose
+    method name or label from the keys it is. BaselineError where it names no label, or
+    several."""
+    labels = sorted({run.label for run in runs})
+    if requested in labels:
+        return requested, "given (--baseline)"
+    named = sorted({run.label for run in runs if names_method(run, requested)})
+    if len(named) == 1:
+        return named[0], f"given (--baseline {requested!r}, the method `{named[0]}`)"
+    if named:
+        raise BaselineError(f"--baseline {requested!r} names {len(named)} methods of these "
+                            "runs; give one of their labels: "
+                            + ", ".join(repr(label) for label in named))
+    raise BaselineError(f"--baseline {requested!r} is not a method of these runs; they "
+                        f"are: " + ", ".join(repr(label) for label in labels))
+
+
 def choose_baseline(runs, requested: str | None, tuned_keys=()) -> tuple[str | None, str]:
     """(the baseline's method label or None, how it was chosen or why there is none).
 
-    Labels must be assigned (methods.assign_labels). A requested label that no run has raises
-    BaselineError, since a misspelt option should not quietly drop the table. `tuned_keys` are
-    the keys chosen per method (``--best-of``): an fp32 all-reduce and its bf16 twin may differ
-    in them and still be twins."""
-    labels = sorted({run.label for run in runs})
+    Labels must be assigned (methods.assign_labels). A requested method (a label, a method
+    name, a label from the keys: names_method) that no run has raises BaselineError, since a
+    misspelt option should not quietly drop the table. `tuned_keys` are the keys chosen per
+    method (``--best-of``): an fp32 all-reduce and its bf16 twin may differ in them and still be
+    twins."""
     if requested is not None:
-        if requested not in labels:
-            raise BaselineError(f"--baseline {requested!r} is not a method of these runs; they "
-                                f"are: " + ", ".join(repr(label) for label in labels))
-        return requested, "given (--baseline)"
+        return _resolve_baseline(runs, requested)
     candidates = sorted({run.label for run in runs if is_adamw_dense_all_reduce(run)})
     if len(candidates) == 1:
         return candidates[0], ("default: the only method that is AdamW with a dense all-reduce "
@@ -260,6 +288,29 @@ def matched_loss_table(runs, baseline: str,
             notes.append(f"`{baseline}` on `{scenario}` with {world} ranks has no validation "
                          "loss: no target there")
     return pd.DataFrame(rows), notes
+
+
+def unreached_warnings(frame: pd.DataFrame) -> list[str]:
+    """Per network scenario and world size where the baseline set a target: a warning when
+    other methods ran there and none of their seeds reached it (every compression "not
+    reached"), so that the table is not taken for a comparison."""
+    warnings = []
+    if frame.empty:
+        return warnings
+    for (scenario, world), group in frame.groupby(["scenario", "world_size"], sort=False):
+        target = group["target_val_loss"].iloc[0]
+        others = group[group["method"] != group["baseline"]]
+        if not math.isfinite(target) or others.empty or others["reached"].any():
+            continue
+        baseline = group["baseline"].iloc[0]
+        warnings.append(
+            f"no method but the baseline `{baseline}` reaches its final validation loss "
+            f"{target:.4g} on `{scenario}` with {world} ranks: "
+            + ("the other method there reads" if len(others) == 1 else
+               f"the {len(others)} other methods there all read")
+            + " \"not reached\" in matched_loss. Compare them at a loss they share: "
+            "matched_loss_at_target (the report's target loss, --target-loss)")
+    return warnings
 
 
 def targets_by_scenario(frame: pd.DataFrame) -> dict:

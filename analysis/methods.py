@@ -26,13 +26,22 @@ Compressor keys printed only when not at their default: ``no-EF``/``EF`` (error 
 ``beta=`` (its decay), value types other than fp32. SparseLoCo is ``diloco H=30/sparseloco
 beta=0.95`` (with ``topk=`` and ``bins=`` when set).
 
-Then, among runs whose labels are equal, any other configuration key whose values differ is
-appended as ``key=value`` (last segment of the key), so that, say, two learning rates are two
-methods. Keys that never make a method: seeds, ``network.*`` (a scenario is a column of its
-own), and bookkeeping (``train.steps``, ``train.eval_every``, ``train.checkpoint_every``,
-``train.progress_every``, ``data.dir``). A differing world size appends ``W=<ranks>``.
-``--method-key KEY`` appends ``KEY``'s value to every label whatever the other runs hold (a key
-given twice, or also named by ``--best-of``, is appended once).
+**Method names.** A run launched from an experiment file carries its ``[[sweep.method]]`` name
+(the log's attribute ``method``, format version 2, or the config key ``experiment.method``): a
+name the study's author chose, which the report prints instead of the label above
+(``names=True``, the default; ``--labels keys`` keeps the labels from the keys). A run without a
+name keeps its label from the keys.
+
+Then, among runs whose labels (or names) are equal, any other configuration key whose values
+differ is appended as ``key=value`` (last segment of the key), so that, say, two learning rates
+are two methods, and two methods that an author gave one name are still two. Keys that never make
+a method: seeds, ``network.*`` (a scenario is a column of its own), ``experiment.*`` (the name,
+which is not a setting: two names for one configuration are told apart by the name itself in
+name labels, and are one method in labels from the keys), and bookkeeping (``train.steps``,
+``train.eval_every``, ``train.checkpoint_every``, ``train.progress_every``, ``data.dir``). A
+differing world size appends ``W=<ranks>``. ``--method-key KEY`` appends ``KEY``'s value to every
+label whatever the other runs hold (a key given twice, or also named by ``--best-of``, is appended
+once).
 """
 
 from __future__ import annotations
@@ -199,10 +208,20 @@ def _setting_part(key: str, value) -> str:
 
 
 def never_splits_methods(key: str) -> bool:
-    """Keys that never make two methods: seeds, the network (a column of its own) and
-    bookkeeping."""
-    return (key.rsplit(".", 1)[-1] == "seed" or key.startswith("network.")
+    """Keys that never make two methods: seeds, the network (a column of its own), the
+    experiment's bookkeeping (``experiment.method``, a name, not a setting) and bookkeeping."""
+    return (key.rsplit(".", 1)[-1] == "seed" or key.startswith(("network.", "experiment."))
             or key in _NEVER_METHOD)
+
+
+def method_name(config: dict, attrs: dict | None = None) -> str | None:
+    """The run's method name from its experiment file: the log's attribute ``method`` (format
+    version 2), else the config's ``experiment.method``; None for a run started otherwise (the
+    key's default is the empty string)."""
+    for value in ((attrs or {}).get("method"), config_value(config, "experiment.method")):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
 
 
 def method_settings(config: dict) -> dict:
@@ -212,11 +231,19 @@ def method_settings(config: dict) -> dict:
             if not never_splits_methods(key)}
 
 
-def method_labels(runs, method_keys=()) -> list[str]:
+def _base_label(run, names: bool) -> str:
+    """The run's method name where it has one and names are wanted, else its label from keys."""
+    name = method_name(run.config, run.attrs) if names else None
+    return name if name is not None else method_label(run.config, run.attrs)
+
+
+def method_labels(runs, method_keys=(), names: bool = True) -> list[str]:
     """The label of every run, in order (see the module's documentation); runs need
-    ``config``, ``attrs`` and ``world_size``. A key given twice in `method_keys` counts once."""
+    ``config``, ``attrs`` and ``world_size``. A key given twice in `method_keys` counts once.
+    With `names`, a run's method name (``method_name``) replaces its label from the keys; the
+    keys still tell apart runs that share a name, as they tell apart runs that share a label."""
     method_keys = list(dict.fromkeys(method_keys))
-    base = [method_label(run.config, run.attrs) for run in runs]
+    base = [_base_label(run, names) for run in runs]
     for key in method_keys:
         for i, run in enumerate(runs):
             base[i] += _setting_part(key, config_value(run.config, key, "-"))
@@ -241,7 +268,12 @@ def method_labels(runs, method_keys=()) -> list[str]:
     return labels
 
 
-def assign_labels(runs, method_keys=()) -> None:
-    """Sets ``run.label`` for every run (see the module's documentation)."""
-    for run, label in zip(runs, method_labels(runs, method_keys)):
+def assign_labels(runs, method_keys=(), names: bool = True) -> None:
+    """Sets ``run.label`` for every run (see the module's documentation), and
+    ``run.key_label``, its label from the keys alone, by which ``--baseline`` also finds a
+    method that a name labels."""
+    key_labels = method_labels(runs, method_keys, names=False)
+    labels = method_labels(runs, method_keys, names=names) if names else key_labels
+    for run, label, key_label in zip(runs, labels, key_labels):
         run.label = label
+        run.key_label = key_label

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import targets
+
 
 # --- per-run metrics ------------------------------------------------------------------------
 
@@ -62,16 +64,8 @@ def tokens_to_step(run, step) -> float:
 def default_target(runs) -> float:
     """The worst (largest) final validation loss over the complete runs (all runs if none is
     complete), so that every complete run reaches it; the final training loss stands in for
-    runs without an evaluation."""
-    pool = [r for r in runs if not r.partial] or list(runs)
-    finals = []
-    for run in pool:
-        if len(run.evals):
-            finals.append(float(run.evals["val_loss"].iloc[-1]))
-        else:
-            finals.append(float(run.steps["loss"].iloc[-1]))
-    finals = [f for f in finals if math.isfinite(f)]
-    return max(finals) if finals else math.nan
+    runs without an evaluation. targets.default_target also says which run it is."""
+    return targets.default_target(runs)[0]
 
 
 def _column_sum(run, column: str) -> float:
@@ -158,25 +152,50 @@ def method_table(per_run: pd.DataFrame) -> pd.DataFrame:
 
 # --- formatting -----------------------------------------------------------------------------
 
+def fmt_sig(value: float, digits: int = 4) -> str:
+    """`digits` significant digits, never an exponent, thousands separated: ``11,570`` (not
+    ``1.157e+04``), ``0.01234``, ``3.5``."""
+    if value == 0:
+        return "0"
+    rounded = float(f"{value:.{digits}g}")
+    exponent = math.floor(math.log10(abs(rounded)))
+    text = f"{rounded:,.{max(0, digits - 1 - exponent)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text  # as %g: 3.5, not 3.500
+
+
+_BYTE_UNITS = (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3))
+
+
 def fmt_bytes(value: float) -> str:
+    """Three significant digits with a unit (decimal: 1 MB = 10^6 bytes): ``3.37 MB``,
+    ``512 B``, ``0.25 B`` (bytes per token may be fractions), ``1,230 TB`` past the largest."""
     if value is None or not math.isfinite(value):
         return "—"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value:.0f} B"
+    rounded = float(f"{value:.3g}")  # first, so that 999,999 B is 1 MB, not 1e+03 kB
+    for unit, scale in _BYTE_UNITS:
+        if abs(rounded) >= scale:
+            return f"{fmt_sig(rounded / scale, 3)} {unit}"
+    return f"{fmt_sig(rounded, 3)} B"
 
 
 def fmt_num(value, digits=4) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "∞" if isinstance(value, float) and value == math.inf else "—"
-    return f"{value:.{digits}f}"
+    return f"{value:,.{digits}f}"
 
 
 def fmt_time(value) -> str:
     if value is None or not math.isfinite(value):
         return "not reached" if value is not None and math.isnan(value) else "—"
-    return f"{value:.4g} s"
+    return f"{fmt_sig(value)} s"
+
+
+def fmt_seconds(value) -> str:
+    """A duration that is not a time to target: ``—`` where the log lacks it (comm. exposed and
+    hidden in logs written before those columns), not "not reached"."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    return fmt_time(value)
 
 
 def fmt_ratio(value) -> str:
@@ -184,17 +203,29 @@ def fmt_ratio(value) -> str:
         return "—"
     if value == math.inf:
         return "∞"
-    rounded = float(f"{value:.3g}")  # three significant digits
-    if abs(rounded) >= 1000:  # 1760×, not 1.76e+03×
-        return f"{rounded:.0f}×"
-    return f"{value:.3g}×"
+    return f"{fmt_sig(value, 3)}×"  # 1,760×, not 1.76e+03×
+
+
+def fmt_count(value) -> str:
+    """A whole number with thousands separators (``100,000``); blank where there is none."""
+    if value is None or pd.isna(value):
+        return ""
+    return f"{int(value):,}"
+
+
+def _reads_as_zero(text: str) -> bool:
+    """Whether a formatted number shows no non-zero digit (``0 B``, ``0.0000``)."""
+    return not any(ch in "123456789" for ch in text)
 
 
 def fmt_mean_std(mean, std, fmt) -> str:
-    """'4.93 ± 0.03': the mean, and the standard deviation where there is one."""
+    """'4.93 ± 0.03': the mean, and the standard deviation where there is one that reads as
+    more than zero (one seed has none; ``± 0 B`` says nothing the seed count does not)."""
     text = fmt(mean)
     if std is not None and isinstance(std, float) and math.isfinite(std):
-        return f"{text} ± {fmt(std).replace(' s', '').replace('×', '')}"
+        spread = fmt(std).replace(" s", "").replace("×", "")
+        if not _reads_as_zero(spread):
+            return f"{text} ± {spread}"
     return text
 
 
@@ -205,8 +236,8 @@ def run_display(per_run: pd.DataFrame) -> pd.DataFrame:
         "scenario": per_run["scenario"],
         "seed": per_run["seed"],
         "W": per_run["world_size"],
-        "steps": [f"{s}/{p}" if p is not None and not pd.isna(p) else f"{s}"
-                  for s, p in zip(per_run["steps"], per_run["planned_steps"])],
+        "steps": [f"{fmt_count(s)}/{fmt_count(p)}" if p is not None and not pd.isna(p)
+                  else fmt_count(s) for s, p in zip(per_run["steps"], per_run["planned_steps"])],
         "status": per_run["status"],
         "final val loss": [fmt_num(v) for v in per_run["final_val_loss"]],
         "best val loss": [fmt_num(v) for v in per_run["best_val_loss"]],
@@ -214,9 +245,9 @@ def run_display(per_run: pd.DataFrame) -> pd.DataFrame:
         "ratio vs dense": [fmt_ratio(v) for v in per_run["compression_ratio"]],
         "sim. time to target (val)": [fmt_time(v) for v in per_run["time_to_target_val_s"]],
         "sim. time to target (train)": [fmt_time(v) for v in per_run["time_to_target_train_s"]],
-        "final sim. time": [fmt_time(v) for v in per_run["final_simulated_s"]],
-        "comm. exposed": [fmt_time(v) for v in per_run["comm_exposed_s"]],
-        "comm. hidden": [fmt_time(v) for v in per_run["comm_hidden_s"]],
+        "final sim. time": [fmt_seconds(v) for v in per_run["final_simulated_s"]],
+        "comm. exposed": [fmt_seconds(v) for v in per_run["comm_exposed_s"]],
+        "comm. hidden": [fmt_seconds(v) for v in per_run["comm_hidden_s"]],
     })
     return out
 
@@ -242,9 +273,9 @@ def method_display(per_method: pd.DataFrame) -> pd.DataFrame:
                                       zip(col("time_to_target_val_s", fmt_time),
                                           m["reached_val"], m["n"])],
         "bytes/rank to target (val)": col("bytes_to_target_val", fmt_bytes),
-        "final sim. time": col("final_simulated_s", fmt_time),
-        "comm. exposed": col("comm_exposed_s", fmt_time),
-        "comm. hidden": col("comm_hidden_s", fmt_time),
+        "final sim. time": col("final_simulated_s", fmt_seconds),
+        "comm. exposed": col("comm_exposed_s", fmt_seconds),
+        "comm. hidden": col("comm_hidden_s", fmt_seconds),
     })
 
 
@@ -267,6 +298,89 @@ def target_pivot(per_method: pd.DataFrame) -> pd.DataFrame:
     return frame.reset_index()
 
 
+# --- the table a paper takes as it is ---------------------------------------------------------
+
+def _compressions(frame: pd.DataFrame | None, prefix: str) -> dict:
+    """(method, scenario, world size) -> a matched-loss table's target, compression and seeds
+    reached, under column names starting with `prefix`."""
+    if frame is None or frame.empty:
+        return {}
+    return {(row["method"], row["scenario"], row["world_size"]): {
+        f"{prefix}target_val_loss": row["target_val_loss"],
+        f"{prefix}compression": row["compression"],
+        f"{prefix}reached": row["reached"], f"{prefix}n": row["n"]}
+        for _, row in frame.iterrows()}
+
+
+def paper_table(per_method: pd.DataFrame, matched: pd.DataFrame | None = None,
+                at_target: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per (method, scenario, world size) with what a paper's table reports: seeds,
+    final validation loss (mean, std), bytes per step and rank, and compression at matched loss
+    (`matched`: matched_loss_table at the baseline's final loss; `at_target`: at the report's
+    target loss), raw, for paper.csv."""
+    if per_method.empty:
+        return pd.DataFrame()
+    matched_cells = _compressions(matched, "matched_")
+    target_cells = _compressions(at_target, "at_target_")
+    rows = []
+    for _, row in per_method.iterrows():
+        key = (row["method"], row["scenario"], row["world_size"])
+        rows.append({"method": row["method"], "scenario": row["scenario"],
+                     "world_size": row["world_size"], "n": row["n"],
+                     "final_val_loss_mean": row["final_val_loss_mean"],
+                     "final_val_loss_std": row["final_val_loss_std"],
+                     "bytes_per_step_mean": row["bytes_per_step_mean"],
+                     **matched_cells.get(key, {}), **target_cells.get(key, {})})
+    return pd.DataFrame(rows)
+
+
+def fmt_loss_seeds(mean, std, n, digits: int = 3) -> str:
+    """``4.931 ± 0.030`` over seeds; ``4.931 (n=1)`` where one seed, or seeds that do not
+    differ at these digits, give no spread to show."""
+    text = fmt_num(mean, digits)
+    if n >= 2 and std is not None and math.isfinite(std):
+        spread = fmt_num(std, digits)
+        if not _reads_as_zero(spread):
+            return f"{text} ± {spread}"
+    return f"{text} (n={n})"
+
+
+def fmt_compression_cell(ratio, reached, n, target) -> str:
+    """A compression as a paper prints it: ``28.1×``, ``28.1× (1/2)`` where some seeds never
+    reached the target (the mean is over those that did), ``not reached``, ``—`` without a
+    target."""
+    if target is None or not math.isfinite(target):
+        return "—"
+    if not reached:
+        return "not reached"
+    text = fmt_ratio(ratio)
+    return text if reached == n else f"{text} ({int(reached)}/{int(n)})"
+
+
+def paper_display(paper: pd.DataFrame, target: float | None = None) -> pd.DataFrame:
+    """paper_table for reading: the scenario and rank-count columns only where they vary, a
+    compression column for each matched-loss table the report has."""
+    if paper.empty:
+        return pd.DataFrame()
+    shown = {"method": paper["method"]}
+    if paper["scenario"].nunique() > 1:
+        shown["network"] = paper["scenario"]
+    if paper["world_size"].nunique() > 1:
+        shown["W"] = paper["world_size"]
+    shown["final val loss"] = [fmt_loss_seeds(m, s, n) for m, s, n in zip(
+        paper["final_val_loss_mean"], paper["final_val_loss_std"], paper["n"])]
+    shown["bytes/step/rank"] = [fmt_bytes(v) for v in paper["bytes_per_step_mean"]]
+    for prefix, title in (("matched_", "compression at matched loss"),
+                          ("at_target_", f"compression at loss {target:.4g}"
+                           if target is not None and math.isfinite(target) else None)):
+        if title is None or f"{prefix}compression" not in paper:
+            continue
+        shown[title] = [fmt_compression_cell(*cells) for cells in zip(
+            paper[f"{prefix}compression"], paper[f"{prefix}reached"], paper[f"{prefix}n"],
+            paper[f"{prefix}target_val_loss"])]
+    return pd.DataFrame(shown)
+
+
 _SCENARIOS = ["consumer", "1gbps", "10gbps", "100gbps", "ideal"]
 
 
@@ -276,16 +390,21 @@ def scenario_order(name: str):
 
 # --- writers --------------------------------------------------------------------------------
 
-def to_markdown(frame: pd.DataFrame) -> str:
+_MD_ALIGN = {"l": "---", "r": "---:", "c": ":---:"}
+
+
+def to_markdown(frame: pd.DataFrame, align: str | None = None) -> str:
+    """A pipe table; `align` as to_latex's (``lrr``: numbers right-aligned)."""
     if frame.empty:
         return "_(no rows)_\n"
     cols = [str(c) for c in frame.columns]
+    align = align or "l" * len(cols)
 
     def cell(v):
         return str(v).replace("|", "\\|").replace("\n", " ")
 
     lines = ["| " + " | ".join(cells for cells in map(cell, cols)) + " |",
-             "|" + "|".join("---" for _ in cols) + "|"]
+             "|" + "|".join(_MD_ALIGN[a] for a in align) + "|"]
     for row in frame.itertuples(index=False):
         lines.append("| " + " | ".join(cell(v) for v in row) + " |")
     return "\n".join(lines) + "\n"
@@ -300,11 +419,13 @@ def tex_escape(text) -> str:
     return "".join(_TEX.get(ch, ch) for ch in str(text))
 
 
-def to_latex(frame: pd.DataFrame, caption: str = "", label: str = "") -> str:
-    """A booktabs table (needs \\usepackage{booktabs})."""
+def to_latex(frame: pd.DataFrame, caption: str = "", label: str = "",
+             align: str | None = None) -> str:
+    """A booktabs table (needs \\usepackage{booktabs}); `align` is the tabular's column
+    specification (default: every column left-aligned)."""
     cols = list(frame.columns)
     lines = [r"\begin{table}[t]", r"\centering", r"\small",
-             r"\begin{tabular}{" + "l" * len(cols) + "}", r"\toprule",
+             r"\begin{tabular}{" + (align or "l" * len(cols)) + "}", r"\toprule",
              " & ".join(tex_escape(c) for c in cols) + r" \\", r"\midrule"]
     for row in frame.itertuples(index=False):
         lines.append(" & ".join(tex_escape(v) for v in row) + r" \\")
@@ -318,10 +439,10 @@ def to_latex(frame: pd.DataFrame, caption: str = "", label: str = "") -> str:
 
 
 def write_table(frame_raw: pd.DataFrame, frame_display: pd.DataFrame, out: Path, stem: str,
-                caption: str) -> list[Path]:
+                caption: str, align: str | None = None) -> list[Path]:
     """stem.csv (raw numbers, full precision), stem.md and stem.tex (formatted)."""
     paths = [out / f"{stem}.csv", out / f"{stem}.md", out / f"{stem}.tex"]
     frame_raw.to_csv(paths[0], index=False)
-    paths[1].write_text(to_markdown(frame_display), encoding="utf-8")
-    paths[2].write_text(to_latex(frame_display, caption, f"tab:{stem}"), encoding="utf-8")
+    paths[1].write_text(to_markdown(frame_display, align), encoding="utf-8")
+    paths[2].write_text(to_latex(frame_display, caption, f"tab:{stem}", align), encoding="utf-8")
     return paths

@@ -32,6 +32,7 @@ QUANTIZE = ["strategy.name=data_parallel", "compressor.name=quantize", "compress
 # --best-of (test_best_of.py): DiLoCo H=5 at two learning rates over two seeds, 20 steps each.
 # 1e-3 ends clearly lower (about 5.11 nats against 5.33, the seeds 0.03 apart), and it is the
 # larger value, so the tie rule (the smaller value) cannot be what picks it.
+DILOCO_EVAL5 = "diloco-eval5-s1"  # DiLoCo H=10 evaluated every 5 steps
 DILOCO5 = ["strategy.name=diloco", "strategy.diloco.inner_steps=5", "network.scenario=consumer"]
 LR_SWEEP = {1e-3: ["diloco5-lr1e-3-s0", "diloco5-lr1e-3-s1"],  # schedule.lr -> its runs
             1e-4: ["diloco5-lr1e-4-s0", "diloco5-lr1e-4-s1"]}
@@ -47,6 +48,11 @@ RUNS = {
                            "compressor.topk.ratio=0.01", "network.scenario=consumer"]),
     "diloco-consumer": (30, ["strategy.name=diloco", "strategy.diloco.inner_steps=10",
                              "network.scenario=consumer"]),
+    # Its second seed, evaluated every 5 steps (a later --set wins over COMMON's 10): half the
+    # evaluations fall between two synchronisations, where the simulated clock must still move
+    # (test_report.py's time to target between syncs).
+    DILOCO_EVAL5: (30, ["strategy.name=diloco", "strategy.diloco.inner_steps=10",
+                        "network.scenario=consumer", "train.eval_every=5", "seed=1"]),
     "quantize-consumer-s0": (30, QUANTIZE + ["seed=0"]),
     "quantize-short-s1": (10, QUANTIZE + ["seed=1"]),
     # dense-consumer's twin with a bf16 wire: the default baseline stays the fp32 one.

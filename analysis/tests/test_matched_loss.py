@@ -18,7 +18,7 @@ from analysis.matched_loss import BaselineError, choose_baseline, matched_displa
     matched_loss_table
 from analysis import tables
 from analysis.plots import loss_frontier
-from conftest import LR_SWEEP, REPO
+from conftest import DILOCO_EVAL5, LR_SWEEP, REPO
 
 BASELINE = "data_parallel/none"
 BF16 = "data_parallel/none bf16"  # the baseline's twin with a bf16 wire
@@ -32,7 +32,7 @@ GROUPS = {
     ("demo/dct_topk k=32", "consumer"): ["demo-consumer-s0", "demo-consumer-s1"],
     ("demo/dct_topk k=32", "10gbps"): ["demo-10gbps"],
     ("data_parallel/topk ratio=0.01", "consumer"): ["topk-consumer"],
-    ("diloco H=10/none", "consumer"): ["diloco-consumer"],
+    ("diloco H=10/none", "consumer"): ["diloco-consumer", DILOCO_EVAL5],
     (QUANTIZE, "consumer"): ["quantize-consumer-s0", "quantize-short-s1"],
     (BF16, "consumer"): ["dense-bf16-consumer"],
     ("diloco H=5/none lr=0.001", "consumer"): LR_SWEEP[1e-3],

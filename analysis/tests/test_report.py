@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from analysis.logs import read_run
-from conftest import KILLED, PARTIAL, REPO, RUNS, _command, _env
+from conftest import DILOCO_EVAL5, KILLED, PARTIAL, REPO, RUNS, _command, _env
 
 PLOTS = ["loss_vs_step", "loss_vs_bytes", "loss_vs_bytes_frontier", "loss_vs_time", "pareto"]
 
@@ -216,8 +216,114 @@ def test_a_resumed_run_is_measured_against_its_latest_target(tmp_path):
 
 
 def test_ratios_read_in_full():
-    """Three significant digits, and no exponent at a thousand and above (1760×, not 1.76e+03×)."""
+    """Three significant digits, and no exponent at a thousand and above (1,760×, not
+    1.76e+03×), thousands separated."""
     from analysis.tables import fmt_ratio
     assert [fmt_ratio(x) for x in (0.5, 1.0, 20.34, 858.4, 999.6, 1763.2, 12345.6)] == \
-        ["0.5×", "1×", "20.3×", "858×", "1000×", "1760×", "12300×"]
+        ["0.5×", "1×", "20.3×", "858×", "1,000×", "1,760×", "12,300×"]
     assert fmt_ratio(math.nan) == "—" and fmt_ratio(math.inf) == "∞"
+
+
+# --- the simulated clock between DiLoCo's synchronisations -------------------------------------
+
+def _silent(steps, step) -> bool:
+    """Whether no rank sent anything in `step` (an inner step between two syncs)."""
+    row = np.flatnonzero(steps["step"] == step)[0]
+    return steps["bytes_sent"][row].sum() == 0
+
+
+def test_the_simulated_clock_moves_between_diloco_syncs(runs_dir):
+    """Every step's compute is on the clock at the end of that step, synchronising or not
+    (format version 2; version 1 logs of DiLoCo held the clock still between syncs)."""
+    steps, evals, _ = _log(runs_dir, DILOCO_EVAL5)
+    # The run is what the test needs: syncs every 10 steps, evaluations between them too.
+    assert sum(not _silent(steps, s) for s in steps["step"]) == 3
+    assert any(_silent(steps, s) for s in evals["step"]) and not all(
+        _silent(steps, s) for s in evals["step"])
+    simulated = steps["simulated_s"]
+    assert (np.diff(simulated) > 0).all(), f"the clock stands still: {simulated.tolist()}"
+
+
+def test_time_to_target_between_syncs_from_the_log(runs_dir, tmp_path):
+    """The report's time to a target that an evaluation between two syncs first reaches:
+    steps/simulated_s of the step after which that evaluation ran, read from the log by hand."""
+    steps, evals, _ = _log(runs_dir, DILOCO_EVAL5)
+    val, at = evals["val_loss"], evals["step"]
+    # An evaluation after a silent step that is lower than every earlier one: the first to
+    # reach its own loss.
+    between = [i for i in range(1, len(val)) if _silent(steps, at[i]) and val[i] < val[:i].min()]
+    assert between, f"no evaluation between syncs sets a new low: {list(zip(at, val))}"
+    target = float(val[between[0]])
+    first = np.flatnonzero(val <= target)[0]
+    row = np.flatnonzero(steps["step"] == at[first])[0]
+    expected = float(steps["simulated_s"][row])
+
+    out = tmp_path / "report"
+    result = subprocess.run([sys.executable, "-m", "analysis", "report",
+                             str(runs_dir / DILOCO_EVAL5 / "log.h5"), "--out", str(out),
+                             "--target-loss", repr(target), "--no-plots"],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    runs = pd.read_csv(out / "runs.csv")
+    assert runs["target_step_val"].iloc[0] == at[first]
+    assert runs["time_to_target_val_s"].iloc[0] == pytest.approx(expected, rel=1e-12)
+    methods = pd.read_csv(out / "methods.csv")
+    assert methods["time_to_target_val_s_mean"].iloc[0] == pytest.approx(expected, rel=1e-12)
+
+
+# --- reading: numbers, the target's run, the paper table ---------------------------------------
+
+def test_no_exponents_and_thousands_separated(report):
+    """Every formatted table reads in full: 11,570, not 1.157e+04; a partial run's 100,000
+    planned steps."""
+    import re
+    out, _ = report
+    # Python writes an exponent with a sign and two digits (1.157e+04, 1e-05); the run names
+    # (diloco5-lr1e-4-s0) are not numbers.
+    exponent = re.compile(r"\de[+-]\d\d")
+    for path in sorted(out.glob("*.md")) + sorted(out.glob("*.tex")):
+        text = path.read_text()
+        assert not exponent.search(text), (path.name, re.findall(r".{20}\de[+-]\d\d.{5}", text))
+        assert "± 0 B" not in text and "$\\pm$ 0 B" not in text, path.name
+    assert f"| {PARTIAL} |" in (out / "runs.md").read_text()
+    assert "/100,000 |" in (out / "runs.md").read_text()
+
+
+def test_the_summary_names_the_run_that_sets_the_target(report, tables):
+    runs, _, _ = tables
+    out, _ = report
+    complete = runs[runs["status"] == "complete"]
+    worst = complete["final_val_loss"].idxmax()
+    summary = (out / "summary.md").read_text()
+    assert (f"The default target is set by run `{worst}` (method "
+            f"`{complete.loc[worst, 'method']}`, scenario `{complete.loc[worst, 'scenario']}`, "
+            f"{complete.loc[worst, 'path']}).") in summary
+
+
+def test_paper_table(report, tables):
+    """paper.{md,tex}: method, final loss ± std (or n), bytes per step, compression at matched
+    loss and at the report's target, read from the tables they come from."""
+    from analysis.tables import fmt_ratio
+    runs, methods, _ = tables
+    out, _ = report
+    paper = pd.read_csv(out / "paper.csv").set_index(["method", "scenario"])
+    md = (out / "paper.md").read_text().splitlines()
+    target = runs[runs["status"] == "complete"]["final_val_loss"].max()
+    assert md[0] == ("| method | network | final val loss | bytes/step/rank | compression at "
+                     f"matched loss | compression at loss {target:.4g} |")
+    assert md[1] == "|---|---|---:|---:|---:|---:|"
+    cells = {(line.split(" | ")[0].lstrip("| "), line.split(" | ")[1]): line.split(" | ")
+             for line in md[2:]}
+    demo = cells[("demo/dct_topk k=32", "consumer")]
+    row = methods[(methods["method"] == "demo/dct_topk k=32") & (methods["scenario"] == "consumer")].iloc[0]
+    assert demo[2] == f"{row['final_val_loss_mean']:.3f} ± {row['final_val_loss_std']:.3f}"
+    assert cells[("data_parallel/topk ratio=0.01", "consumer")][2].endswith(" (n=1)")
+    assert cells[("data_parallel/topk ratio=0.01", "consumer")][4] == "not reached"
+    matched = pd.read_csv(out / "matched_loss.csv").set_index(["method", "scenario"])
+    quantize = matched.loc[("data_parallel/quantize bits=8", "consumer")]
+    assert cells[("data_parallel/quantize bits=8", "consumer")][4] == \
+        f"{fmt_ratio(quantize['compression'])} (1/2)"
+    assert paper.loc[("data_parallel/quantize bits=8", "consumer"), "matched_compression"] == \
+        pytest.approx(quantize["compression"], rel=1e-12)
+    tex = (out / "paper.tex").read_text()
+    assert "\\begin{tabular}{llrrrr}" in tex and "demo/dct\\_topk k=32" in tex

@@ -628,11 +628,22 @@ def backends(strategy):
     with h5py.File(os.path.join(moved, "log.h5"), "r") as f:
         assert f["steps/step"][:].tolist() == [0, 1, 2, 3]
         assert np.allclose(f["steps/loss"][:], losses["cpu"], rtol=1e-4, atol=0), (f["steps/loss"][:], losses)
-    # Any other change is refused on --resume, saying what may change.
+    # Any other change is refused on --resume, saying what may change: a --set beside the log's
+    # configuration, and a --config file that differs from the run's.
     changed = train(moved, "--resume", *run, "--set", "compute.backend=cpu", "--set", "seed=7", check=False)
     text = changed.stdout + changed.stderr
-    assert changed.returncode == 2 and "configuration differs" in text and "comm.transport may change" in text, text
-    assert "was started with: seed = 7 (was 0)" in text, text  # the key that changed, from the log
+    assert changed.returncode == 2 and "comm.transport and experiment.method, not what" in text, text
+    assert "computed with: seed = 7 (was 0)" in text, text  # the key that changed, from the log
+    config_file = os.path.join(WORK, "backend-moved-seed7.toml")
+    with h5py.File(os.path.join(moved, "log.h5"), "r") as f:
+        logged = f.attrs["config"]
+    with open(config_file, "w") as f:
+        f.write((logged.decode() if isinstance(logged, bytes) else logged).replace("seed = 0", "seed = 7", 1))
+    changed = subprocess.run([MPIEXEC, "-n", str(RANKS), "--oversubscribe", LOWCOMM, "train", "--out", moved, "--resume",
+                              "--config", config_file], capture_output=True, text=True)
+    text = changed.stdout + changed.stderr
+    assert changed.returncode == 2 and "configuration differs" in text and "experiment.method may change" in text, text
+    assert "was started with: seed = 7 (was 0)" in text, text
     # cuda: refused, listing the backends this build has, where the build lacks it; refused, saying
     # why, in a CUDA build without a usable device (a login node); run where a GPU is.
     cuda = train(os.path.join(WORK, "backend-cuda"), *run, "--set", "compute.backend=cuda", check=False)
