@@ -169,8 +169,12 @@ void run(const PlanArguments& arguments) {
       std::fprintf(stderr, "lowcomm plan: method \"%s\": dropout is not priced; the plan has every rank present\n",
                    method.label.c_str());
     }
-    plans.push_back(plan_method(method.label, method.config, tensors, arguments.world_size, arguments.step,
-                                arguments.step_compute_ms * 1e-3));
+    try {
+      plans.push_back(plan_method(method.label, method.config, tensors, arguments.world_size, arguments.step,
+                                  arguments.step_compute_ms * 1e-3));
+    } catch (const ConfigError& e) {  // what only pricing finds (a compressor refusing the probe)
+      throw ConfigError(fmt::format("method \"{}\": {}", method.label, e.what()));
+    }
   }
   const MethodPlan* baseline = &plans.front();
   if (!arguments.baseline.empty()) {
