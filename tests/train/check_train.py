@@ -35,6 +35,8 @@
     check_train.py LOWCOMM MPIEXEC WORKDIR clock
         the simulated clock moves on every step of every strategy, also on steps that send
         nothing (DiLoCo's inner steps, DES-LOC's, NoLoCo's, 0/1 Adam's local steps);
+    check_train.py LOWCOMM MPIEXEC WORKDIR no_validation
+        data.val_windows = 0 evaluates nothing and says nothing of a validation loss;
     check_train.py LOWCOMM MPIEXEC WORKDIR init_from
         train.init_from starts a run from another run's checkpointed parameters (bitwise at
         learning rate 0), and refuses another model shape, no checkpoint, no model/parameters.
@@ -264,6 +266,17 @@ def interrupt():
     assert "already holds all 40 steps" in resume().stdout
     print(f"interrupt: Ctrl-C stopped the run at step {stopped_at} with a checkpoint; --resume alone finished it, "
           "--set train.steps extended it, --set seed was refused")
+
+
+def no_validation():
+    """data.val_windows = 0: no evaluation line (it used to print a validation loss of 0.0000) and
+    no eval row; the run completes."""
+    out = os.path.join(WORK, "no-validation")
+    result = train(out, "--force", "--set", "train.steps=4", "--set", "train.eval_every=2", "--set", "data.val_windows=0")
+    assert "validation loss" not in result.stdout, result.stdout
+    with h5py.File(os.path.join(out, "log.h5"), "r") as f:
+        assert f["steps/step"][:].tolist() == [0, 1, 2, 3] and len(f["eval/val_loss"]) == 0, f["eval/val_loss"][:]
+    print("no_validation: no evaluation without validation windows")
 
 
 def nonfinite():
@@ -737,6 +750,6 @@ def init_from():
           f"{fresh_loss:.3f} fresh (source ended at {source_last:.3f}); five mistakes refused")
 
 
-{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline, "micro_batches": micro_batches, "disk_full": disk_full, "stragglers": stragglers, "clock": clock, "interrupt": interrupt, "dropout": dropout,
+{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline, "micro_batches": micro_batches, "disk_full": disk_full, "stragglers": stragglers, "clock": clock, "interrupt": interrupt, "no_validation": no_validation, "dropout": dropout,
  "crash_commit": crash_commit, "go_back": go_back, "exclusive": exclusive,
  "checksums": checksums, "backends": lambda: backends(ARGS[0]), "precision": precision, "init_from": init_from}[MODE]()
