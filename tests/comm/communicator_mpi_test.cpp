@@ -307,7 +307,9 @@ TEST(Communicator, ClockAdvancesOverStepsWithoutCollectives) {
       std::this_thread::sleep_for(std::chrono::milliseconds(ms));
       const double settled = comm.synchronize_clock().simulated_s;
       EXPECT_GE(settled - previous, 0.001 * (mode == NetworkMode::Off ? 20 : 60)) << "step " << step;
-      EXPECT_NEAR(comm.simulated_seconds(), settled, 0.01);
+      // Right after the settlement the clock reads the settled value plus the moments since
+      // (generous: a rank of an oversubscribed machine can wait for a core).
+      EXPECT_NEAR(comm.simulated_seconds(), settled, 0.25);
       previous = settled;
     }
   }
