@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <initializer_list>
 #include <system_error>
 
 #include "array_datasets.hpp"
@@ -286,20 +287,29 @@ void RunLog::close() {
   impl->close();
 }
 
-std::optional<std::string> read_run_config(const std::filesystem::path& path) {
-  // SWMR read: a log whose writer was killed still has the "open for writing" mark.
+namespace {
+
+// The first of `names` that the log at `path` holds as a string attribute (SWMR read: a log whose
+// writer was killed still has the "open for writing" mark).
+std::optional<std::string> read_first_attribute(const std::filesystem::path& path,
+                                                std::initializer_list<const char*> names) {
   const Hdf5Id file(log_detail::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT), path,
                                       "cannot open it as HDF5"),
                     H5Fclose);
-  return log_detail::read_string_attribute(file.get(), "config", path);
+  for (const char* name : names) {
+    if (std::optional<std::string> text = log_detail::read_string_attribute(file.get(), name, path)) return text;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> read_run_config(const std::filesystem::path& path) {
+  return read_first_attribute(path, {"config"});
 }
 
 std::optional<std::string> read_latest_run_config(const std::filesystem::path& path) {
-  const Hdf5Id file(log_detail::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT), path,
-                                      "cannot open it as HDF5"),
-                    H5Fclose);
-  std::optional<std::string> latest = log_detail::read_string_attribute(file.get(), "latest_config", path);
-  return latest ? latest : log_detail::read_string_attribute(file.get(), "config", path);
+  return read_first_attribute(path, {"latest_config", "config"});
 }
 
 }  // namespace lowcomm
