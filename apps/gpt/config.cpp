@@ -66,6 +66,11 @@ std::int64_t GptConfig::parameter_count() const {
   return vocab_size * C + context_length * C + layers * per_layer + 2 * C;
 }
 
+double GptConfig::training_flops_per_token(std::int64_t seq_len) const {
+  const auto non_position = static_cast<double>(parameter_count() - context_length * width);
+  return 6.0 * non_position + 12.0 * static_cast<double>(layers * width * seq_len);
+}
+
 GptConfig gpt_preset(std::string_view name) {
   for (const Preset& preset : kPresets) {
     if (preset.name == name) return preset.config;

@@ -115,14 +115,27 @@ const OptionsSchema<CommOptions>& comm_schema() {
 
 struct ClusterOptions {
   double dropout = 0.0;
+  std::optional<double> step_compute_ms;
+  std::optional<double> compute_tflops;
 };
 
 const OptionsSchema<ClusterOptions>& cluster_schema() {
-  static const auto schema = OptionsSchema<ClusterOptions>().field(
-      "dropout", &ClusterOptions::dropout,
-      "each rank is absent from each step's exchanges with this probability (drawn from the seed): its contribution "
-      "is missing, the others average without it",
-      {.min = 0.0, .max = 1.0});
+  static const auto schema =
+      OptionsSchema<ClusterOptions>()
+          .field("dropout", &ClusterOptions::dropout,
+                 "each rank is absent from each step's exchanges with this probability (drawn from the seed): its "
+                 "contribution is missing, the others average without it",
+                 {.min = 0.0, .max = 1.0})
+          .field("step_compute_ms", &ClusterOptions::step_compute_ms,
+                 "modelled compute: each training step's compute counts this many milliseconds on the simulated "
+                 "clock (times the rank's compute_scale) instead of the measured time, so the clock repeats "
+                 "bitwise (network.mode = simulate; unset: measured)",
+                 {.min = 0.0, .max = 1e9})
+          .field("compute_tflops", &ClusterOptions::compute_tflops,
+                 "modelled compute: each training step's compute counts its FLOPs (the model's estimate) at this "
+                 "rate in TFLOP/s on the simulated clock instead of the measured time (network.mode = simulate; "
+                 "unset: measured)",
+                 {.min = 1e-9, .max = 1e9});
   return schema;
 }
 
@@ -271,6 +284,11 @@ CommunicatorOptions communicator_options_from_config(const Config& config, int w
                                     "\"mpi\"", config.get_string("compute.backend")));
     }
   }
+  return options;
+}
+
+ClockOptions clock_options_from_config(const Config& config, int world_size) {
+  ClockOptions options;
   const std::vector<std::string> scaled = config.instances("cluster.rank.*.compute_scale");
   if (!scaled.empty()) {
     options.compute_scales.assign(static_cast<std::size_t>(world_size), 1.0);
@@ -279,6 +297,20 @@ CommunicatorOptions communicator_options_from_config(const Config& config, int w
           config.get_double(path);
     }
   }
+  if (!config.has("cluster.dropout")) return options;  // a configuration made without the cluster's keys
+  const ClusterOptions cluster = cluster_schema().read(config, "cluster");
+  if (cluster.step_compute_ms && cluster.compute_tflops) {
+    throw ConfigError("cluster.step_compute_ms and cluster.compute_tflops both model a step's compute: set one");
+  }
+  if ((cluster.step_compute_ms || cluster.compute_tflops) && network_options(config).mode != "simulate") {
+    throw ConfigError(fmt::format("cluster.{} models the compute on the simulated clock, which network.mode = "
+                                  "\"{}\" makes the wall clock: set network.mode = \"simulate\", or leave the "
+                                  "compute measured",
+                                  cluster.step_compute_ms ? "step_compute_ms" : "compute_tflops",
+                                  network_options(config).mode));
+  }
+  if (cluster.step_compute_ms) options.step_compute_s = *cluster.step_compute_ms * 1e-3;
+  if (cluster.compute_tflops) options.compute_flops_per_s = *cluster.compute_tflops * 1e12;
   return options;
 }
 
@@ -298,6 +330,12 @@ std::string describe_links(const Config& config) {
   if (network.links) text += fmt::format(", pair links from {}", *network.links);
   if (const auto stragglers = config.instances("cluster.rank.*.compute_scale").size(); stragglers > 0) {
     text += fmt::format(", {} rank{} with a compute scale", stragglers, stragglers == 1 ? "" : "s");
+  }
+  if (config.has("cluster.step_compute_ms")) {
+    text += fmt::format(", modelled compute {:g} ms per step", config.get_double("cluster.step_compute_ms"));
+  }
+  if (config.has("cluster.compute_tflops")) {
+    text += fmt::format(", modelled compute at {:g} TFLOP/s", config.get_double("cluster.compute_tflops"));
   }
   return text;
 }

@@ -283,8 +283,8 @@ TEST(Communicator, SimulatedClockTakesTheSlowestRankAtEachCollective) {
   comm.all_reduce(std::span<double>(v), ReduceOp::Sum);
   if (comm.rank() == last) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   comm.all_reduce(std::span<double>(v), ReduceOp::Sum);
-  comm.synchronize_clock();
-  const double clock = comm.simulated_seconds();
+  comm.clock().settle();
+  const double clock = comm.clock().seconds();
   const double modelled = 2 * network.all_reduce(AllReduceAlgorithm::Ring, comm.size(), 1000, 8).seconds;
   const double slept = 0.4;  // with one rank, it sleeps both times itself
   EXPECT_GE(clock, slept + modelled);
@@ -293,7 +293,7 @@ TEST(Communicator, SimulatedClockTakesTheSlowestRankAtEachCollective) {
   if (comm.size() > 1) EXPECT_LT(comm.totals().measured_s, modelled);
   double spread[2] = {clock, -clock}, worst[2];
   MPI_Allreduce(spread, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  EXPECT_LT(worst[0] + worst[1], 0.1) << "clocks differ across ranks after synchronize_clock()";
+  EXPECT_LT(worst[0] + worst[1], 0.1) << "clocks differ across ranks after settle()";
 }
 
 // A step that sends nothing (DiLoCo's inner steps) still takes its compute on the clock, at the
@@ -301,15 +301,15 @@ TEST(Communicator, SimulatedClockTakesTheSlowestRankAtEachCollective) {
 TEST(Communicator, ClockAdvancesOverStepsWithoutCollectives) {
   for (const NetworkMode mode : {NetworkMode::Simulate, NetworkMode::Off}) {
     Communicator comm(MPI_COMM_WORLD, {.network = NetworkModel(network_scenario("consumer").link), .mode = mode});
-    double previous = comm.synchronize_clock().simulated_s;
+    double previous = comm.clock().settle().simulated_s;
     for (int step = 0; step < 3; ++step) {
       const int ms = comm.rank() == comm.size() - 1 ? 60 : 20;  // the last rank is the slowest
       std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-      const double settled = comm.synchronize_clock().simulated_s;
+      const double settled = comm.clock().settle().simulated_s;
       EXPECT_GE(settled - previous, 0.001 * (mode == NetworkMode::Off ? 20 : 60)) << "step " << step;
       // Right after the settlement the clock reads the settled value plus the moments since
       // (generous: a rank of an oversubscribed machine can wait for a core).
-      EXPECT_NEAR(comm.simulated_seconds(), settled, 0.25);
+      EXPECT_NEAR(comm.clock().seconds(), settled, 0.25);
       previous = settled;
     }
   }
@@ -320,8 +320,8 @@ TEST(Communicator, ClockSynchronisesItselfAfterManyCollectives) {
                                      .mode = NetworkMode::Simulate});
   // Without the automatic synchronisation the ranks' clocks would drift apart by the delay.
   if (comm.rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  for (std::size_t i = 0; i < Communicator::kMaxPendingCollectives; ++i) comm.barrier();
-  const double clock = comm.simulated_seconds();
+  for (std::size_t i = 0; i < RunClock::kMaxPendingEvents; ++i) comm.barrier();
+  const double clock = comm.clock().seconds();
   EXPECT_GE(clock, 0.3);
   double spread[2] = {clock, -clock}, worst[2];
   MPI_Allreduce(spread, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -362,8 +362,8 @@ TEST(Communicator, ThrottleCountsModelledTimeFromTheLastArrival) {
   EXPECT_GE(wall, 0.3 + modelled - kBarrierSkew);
   EXPECT_FLOAT_EQ(v[0], static_cast<float>(comm.size()));
   // The simulated clock in Throttle mode is real time, the same on every rank once synchronised.
-  comm.synchronize_clock();
-  const double clock = comm.simulated_seconds();
+  comm.clock().settle();
+  const double clock = comm.clock().seconds();
   EXPECT_GE(clock, 0.3 + modelled);
   double spread[2] = {clock, -clock}, worst[2];
   MPI_Allreduce(spread, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

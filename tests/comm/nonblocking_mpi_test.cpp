@@ -83,8 +83,8 @@ TEST(NonBlocking, EveryCollectiveGivesTheBlockingDataAndBytes) {
   EXPECT_EQ(root_b[0], w - 1);
 
   expect_same_traffic(blocking, overlapped);
-  blocking.synchronize_clock();
-  overlapped.synchronize_clock();
+  blocking.clock().settle();
+  overlapped.clock().settle();
   // Waited for at once, in order: all of it exposed but for the time between each start and its
   // wait: microseconds, or a few milliseconds when the machine deschedules a rank there (the test
   // failed once on a loaded machine, assertion not recorded; these bounds were its tightest, at
@@ -92,9 +92,9 @@ TEST(NonBlocking, EveryCollectiveGivesTheBlockingDataAndBytes) {
   // catches a collective counted wrongly. The clocks themselves agree more loosely: each of the two
   // communicators counts the other's calls and settlement as its compute (0.06 s apart under the
   // sanitizers on a loaded machine), so they only show that the clocks moved alike.
-  EXPECT_NEAR(overlapped.simulated_seconds(), blocking.simulated_seconds(), 0.5);
-  EXPECT_NEAR(overlapped.overlap().exposed_s, blocking.overlap().exposed_s, 5e-3);
-  EXPECT_NEAR(overlapped.overlap().hidden_s, 0.0, 5e-3);
+  EXPECT_NEAR(overlapped.clock().seconds(), blocking.clock().seconds(), 0.5);
+  EXPECT_NEAR(overlapped.clock().overlap().exposed_s, blocking.clock().overlap().exposed_s, 5e-3);
+  EXPECT_NEAR(overlapped.clock().overlap().hidden_s, 0.0, 5e-3);
 }
 
 // Started at t, waited for at t' = t + c: exposed max(0, d - c), hidden the rest of d.
@@ -103,12 +103,12 @@ TEST(NonBlocking, TheClockExposesWhatComputeDidNotHide) {
   for (const double c : {0.1, 0.5}) {
     Communicator comm(MPI_COMM_WORLD, {.network = link, .mode = NetworkMode::Simulate});
     std::vector<float> v(1000, 1.0f);
-    comm.synchronize_clock();
-    const double before = comm.simulated_seconds();
+    comm.clock().settle();
+    const double before = comm.clock().seconds();
     PendingCollective pending = comm.start_all_reduce(std::span(v), ReduceOp::Sum);
     compute_for(c);
     pending.wait();
-    comm.synchronize_clock();
+    comm.clock().settle();
     const double d = comm.totals().modelled_s;
     if (comm.size() == 1) {
       EXPECT_EQ(d, 0.0);  // one rank sends nothing
@@ -119,11 +119,11 @@ TEST(NonBlocking, TheClockExposesWhatComputeDidNotHide) {
     // less the time by which the other ranks started the collective after this one (it starts
     // when the last rank joins): 0.1 ms was seen on a loaded machine, so 5 ms of slack, far below
     // the c of 0.1 s that a miscounted overlap would add.
-    EXPECT_LE(comm.overlap().exposed_s, std::max(0.0, d - c) + 5e-3) << "c = " << c;
-    EXPECT_GE(comm.overlap().exposed_s, std::max(0.0, d - c) - 0.05) << "c = " << c;
-    EXPECT_NEAR(comm.overlap().exposed_s + comm.overlap().hidden_s, d, 1e-9);
-    EXPECT_GE(comm.simulated_seconds() - before, std::max(c, d));
-    EXPECT_LT(comm.simulated_seconds() - before, std::max(c, d) + 0.1);
+    EXPECT_LE(comm.clock().overlap().exposed_s, std::max(0.0, d - c) + 5e-3) << "c = " << c;
+    EXPECT_GE(comm.clock().overlap().exposed_s, std::max(0.0, d - c) - 0.05) << "c = " << c;
+    EXPECT_NEAR(comm.clock().overlap().exposed_s + comm.clock().overlap().hidden_s, d, 1e-9);
+    EXPECT_GE(comm.clock().seconds() - before, std::max(c, d));
+    EXPECT_LT(comm.clock().seconds() - before, std::max(c, d) + 0.1);
     EXPECT_FLOAT_EQ(v[0], static_cast<float>(comm.size()));
   }
 }
@@ -140,13 +140,13 @@ TEST(NonBlocking, ThrottleOverlapMatchesTheSimulatedClock) {
     std::vector<float> v(1000, 1.0f);
     auto step = [&](Communicator& comm) {
       comm.barrier();
-      comm.synchronize_clock();
-      const double wall = wall_now(), clock = comm.simulated_seconds();
+      comm.clock().settle();
+      const double wall = wall_now(), clock = comm.clock().seconds();
       PendingCollective pending = comm.start_all_reduce(std::span(v), ReduceOp::Sum);
       compute_for(c);
       pending.wait();
-      comm.synchronize_clock();
-      return std::pair{wall_now() - wall, comm.simulated_seconds() - clock};
+      comm.clock().settle();
+      return std::pair{wall_now() - wall, comm.clock().seconds() - clock};
     };
     const auto [throttled_wall, throttled_clock] = step(throttled);
     const auto [simulated_wall, simulated_clock] = step(simulated);

@@ -225,8 +225,8 @@ TEST(Transport, MovesWhatMpiMovesAndCountsTheSame) {
   tested.barrier();
   mpi.barrier();
   expect_same_counts(tested, mpi);
-  tested.synchronize_clock();
-  mpi.synchronize_clock();
+  tested.clock().settle();
+  mpi.clock().settle();
   EXPECT_EQ(tested.totals().bytes_sent, mpi.totals().bytes_sent);
 }
 

@@ -33,9 +33,9 @@ Clocked run(const std::vector<std::string>& keys, std::uint64_t steps) {
     std::this_thread::sleep_for(std::chrono::duration<double>(kComputeS));
     const std::vector<float> g = gradient(comm.rank(), s, params);
     modelled += strategy->step(s, 0.01, views(std::span<float>(params)), views(std::span<const float>(g))).sync.comm.modelled_s;
-    comm.synchronize_clock();
+    comm.clock().settle();
   }
-  return {modelled, comm.overlap().exposed_s, comm.overlap().hidden_s};
+  return {modelled, comm.clock().overlap().exposed_s, comm.clock().overlap().hidden_s};
 }
 
 TEST(Overlap, StreamingDilocoHidesItsExchangeBehindTheInnerStepsBeforeTheMix) {

@@ -32,6 +32,9 @@
     check_train.py LOWCOMM MPIEXEC WORKDIR backends STRATEGY
         compute.backend = reference (the plain kernels, model and compressors) trains as the
         optimised cpu backend does, to float rounding, and a backend this build lacks is refused;
+    check_train.py LOWCOMM MPIEXEC WORKDIR modelled_compute
+        cluster.step_compute_ms and cluster.compute_tflops: the clock repeats bitwise, across a
+        resume too, and moves by the modelled compute plus the exposed communication
     check_train.py LOWCOMM MPIEXEC WORKDIR clock
         the simulated clock moves on every step of every strategy, also on steps that send
         nothing (DiLoCo's inner steps, DES-LOC's, NoLoCo's, 0/1 Adam's local steps);
@@ -589,6 +592,58 @@ def clock():
         print(f"clock: {name} moves on every step, {simulated[-1]:.3f} s in 14 steps")
 
 
+def modelled_compute():
+    """cluster.step_compute_ms charges each step's compute to the simulated clock instead of
+    measuring it, so two runs' clocks agree to the bit, and so does a run stopped and resumed; a
+    step then moves the clock by the modelled compute (times the slowest rank's compute_scale)
+    plus the communication it waited for. cluster.compute_tflops charges PaLM's 6 N + 12 L C T
+    FLOPs per token (N without the position table) at that rate. With network.mode = off the
+    clock is the wall clock, and the key is refused."""
+    def run(label, *extra, steps=6):
+        out = os.path.join(WORK, f"modelled-{label}")
+        train(out, "--force", "--set", f"train.steps={steps}", "--set", "train.eval_every=2",
+              "--set", "network.scenario=consumer", *STRATEGY["data_parallel"], *extra)
+        with h5py.File(os.path.join(out, "log.h5"), "r") as f:
+            return f["steps/simulated_s"][:], f["steps/comm_exposed_s"][:]
+
+    def advances(clock):
+        return np.diff(np.concatenate([[0.0], clock]))
+
+    modelled = ["--set", "cluster.step_compute_ms=40"]
+    first, exposed = run("a", *modelled)
+    second, _ = run("b", *modelled)
+    assert first.tobytes() == second.tobytes(), (first.tolist(), second.tolist())
+    assert (exposed > 0).all() and np.allclose(advances(first), 0.040 + exposed, rtol=1e-12, atol=0), \
+        (advances(first).tolist(), exposed.tolist())
+
+    # Stopped after step 2 (train.steps=3), resumed to 6: the same clock, bit for bit.
+    out = os.path.join(WORK, "modelled-resumed")
+    common = ["--set", "train.eval_every=2", "--set", "network.scenario=consumer", *STRATEGY["data_parallel"], *modelled]
+    train(out, "--force", "--set", "train.steps=3", *common)
+    train(out, "--resume", "--set", "train.steps=6", *common)
+    with h5py.File(os.path.join(out, "log.h5"), "r") as f:
+        resumed = f["steps/simulated_s"][:]
+    assert resumed.tobytes() == first.tobytes(), (resumed.tolist(), first.tolist())
+
+    slow, slow_exposed = run("straggler", *modelled, "--set", "cluster.rank.1.compute_scale=3")
+    assert np.allclose(advances(slow), 0.120 + slow_exposed, rtol=1e-12, atol=0), \
+        (advances(slow).tolist(), slow_exposed.tolist())
+
+    # tiny: V 256, T_max 128, L 4, C 128; 4 rows of 32 tokens per rank and step.
+    V, T_max, L, C, T, rows = 256, 128, 4, 128, 32, 4
+    parameters = V * C + T_max * C + L * (12 * C * C + 13 * C) + 2 * C
+    flops = rows * T * (6 * (parameters - T_max * C) + 12 * L * C * T)
+    rated, rated_exposed = run("flops", "--set", "cluster.compute_tflops=0.002")
+    assert np.allclose(advances(rated), flops / 2e9 + rated_exposed, rtol=1e-12, atol=0), \
+        (advances(rated).tolist(), flops / 2e9)
+
+    refused = train(os.path.join(WORK, "modelled-off"), "--force", "--set", "train.steps=1", *modelled,
+                    "--set", "network.mode=off", check=False)
+    assert refused.returncode != 0 and "network.mode" in refused.stderr, refused.stderr
+    print(f"modelled compute: {first[-1]:.6f} s in 6 steps in every run and after a resume; a 3x straggler "
+          f"{slow[-1]:.6f} s; at 2 GFLOP/s {rated[-1]:.6f} s")
+
+
 def dropout():
     """Peers that drop out, end to end with DeMo (a gathering exchange): the log's `present` column
     shows the scheduled outage, the absent rank sends only its frame's size table on those steps,
@@ -750,6 +805,6 @@ def init_from():
           f"{fresh_loss:.3f} fresh (source ended at {source_last:.3f}); five mistakes refused")
 
 
-{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline, "micro_batches": micro_batches, "disk_full": disk_full, "stragglers": stragglers, "clock": clock, "interrupt": interrupt, "no_validation": no_validation, "dropout": dropout,
+{"learn": lambda: learn(ARGS[0]), "resume": lambda: resume(ARGS[0]), "nonfinite": nonfinite, "overlap": overlap, "timeline": timeline, "micro_batches": micro_batches, "disk_full": disk_full, "stragglers": stragglers, "clock": clock, "modelled_compute": modelled_compute, "interrupt": interrupt, "no_validation": no_validation, "dropout": dropout,
  "crash_commit": crash_commit, "go_back": go_back, "exclusive": exclusive,
  "checksums": checksums, "backends": lambda: backends(ARGS[0]), "precision": precision, "init_from": init_from}[MODE]()

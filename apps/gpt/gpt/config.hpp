@@ -20,6 +20,10 @@ struct GptConfig {
   void validate() const;
   // Parameters in the model (the LM head is tied to wte, so it is counted once).
   std::int64_t parameter_count() const;
+  // Floating-point operations of one training token (forward and backward) at sequence length
+  // `seq_len`: PaLM's estimate (arXiv 2204.02311, appendix B), 6 N + 12 L C T, with N the
+  // parameters besides the position table (a lookup), as nanoGPT counts them.
+  double training_flops_per_token(std::int64_t seq_len) const;
 };
 
 // "tiny" (V 256, T 128, L 4, H 4, C 128: 0.84 M parameters; for tests), "small" (V 256, T 256,

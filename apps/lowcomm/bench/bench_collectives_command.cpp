@@ -26,6 +26,7 @@
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/log/run_log.hpp"
 #include "machine_rates.hpp"
+#include "common/clocked_communicator.hpp"
 #include "common/mpi_session.hpp"
 #include "common/run_config.hpp"
 
@@ -187,7 +188,8 @@ int run(const BenchArguments& arguments) {
   return run_with_mpi([&](MpiSession& mpi) {
     const ConfigSchema schema = bench_schema();
     const Config config = load_config_on_all_ranks(arguments.config, schema, mpi.control());
-    std::optional<Communicator> comm;
+    std::optional<ClockedCommunicator> clocked;  // the Communicator and the clock it runs on
+    Communicator* comm = nullptr;
     const CollectivesOptions options = collectives_schema().read(config, "bench");
     const auto min_bytes = static_cast<std::uint64_t>(options.min_bytes);
     const auto max_bytes = static_cast<std::uint64_t>(options.max_bytes);
@@ -196,7 +198,8 @@ int run(const BenchArguments& arguments) {
         throw ConfigError(fmt::format("bench.min_bytes ({}) is larger than bench.max_bytes ({}): "
                                       "lower min_bytes or raise max_bytes", min_bytes, max_bytes));
       }
-      comm.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
+      clocked.emplace(config, mpi.control());
+      comm = &clocked->comm;
     });
 
     const int w = mpi.size();

@@ -25,6 +25,7 @@
 #include "lowcomm/core/simd_clones.hpp"
 #include "lowcomm/kernels/backend.hpp"
 #include "machine_rates.hpp"
+#include "common/clocked_communicator.hpp"
 #include "common/mpi_session.hpp"
 #include "common/run_config.hpp"
 
@@ -123,10 +124,12 @@ void run(const ConfigArguments& arguments) {
   run_with_mpi([&](MpiSession& mpi) {
     const Config config = load_config_on_all_ranks(arguments, bench_compressors_schema(), mpi.control());
     std::vector<std::string> names;
-    std::optional<Communicator> comm;
+    std::optional<ClockedCommunicator> clocked;  // the Communicator and the clock it runs on
+    Communicator* comm = nullptr;
     agree_on_failure(mpi.control(), [&] {
       names = chosen_compressors(compressor_bench_schema().read(config, "bench").compressors);
-      comm.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
+      clocked.emplace(config, mpi.control());
+      comm = &clocked->comm;
     });
     double copy = 0, gemm = 0;
     if (mpi.rank() == 0) {

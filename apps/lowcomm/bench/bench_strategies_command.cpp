@@ -18,6 +18,7 @@
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/strategy/registry.hpp"
+#include "common/clocked_communicator.hpp"
 #include "common/mpi_session.hpp"
 #include "common/run_config.hpp"
 
@@ -150,10 +151,12 @@ void run(const ConfigArguments& arguments) {
   run_with_mpi([&](MpiSession& mpi) {
     const Config config = load_config_on_all_ranks(arguments, bench_strategies_schema(), mpi.control());
     std::vector<Case> cases;
-    std::optional<Communicator> comm;
+    std::optional<ClockedCommunicator> clocked;  // the Communicator and the clock it runs on
+    Communicator* comm = nullptr;
     agree_on_failure(mpi.control(), [&] {
       cases = chosen_cases(strategy_bench_schema().read(config, "bench").cases);
-      comm.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
+      clocked.emplace(config, mpi.control());
+      comm = &clocked->comm;
     });
     const StrategyBenchOptions options = strategy_bench_schema().read(config, "bench");
     const std::vector<TensorInfo> tensors = model_tensors(options.model);

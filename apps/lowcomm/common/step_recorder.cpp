@@ -5,10 +5,10 @@
 
 namespace lowcomm::cli {
 
-StepRecorder::StepRecorder(Communicator& comm, const ControlChannel& control) : comm_(comm), control_(control) {}
+StepRecorder::StepRecorder(RunClock& clock, const ControlChannel& control) : clock_(clock), control_(control) {}
 
 StepTraffic StepRecorder::settle(const SyncReport& sync) {
-  const ClockSettlement clock = comm_.synchronize_clock();
+  const ClockSettlement clock = clock_.settle();
   return {.sent = static_cast<std::int64_t>(sync.comm.bytes_sent),
           .received = static_cast<std::int64_t>(sync.comm.bytes_received),
           .codec_s = sync.codec_s,

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "lowcomm/comm/communicator.hpp"
 #include "lowcomm/comm/control_channel.hpp"
+#include "lowcomm/comm/run_clock.hpp"
 #include "lowcomm/compress/compressed_all_reduce.hpp"
 #include "lowcomm/log/run_log.hpp"
 
@@ -17,7 +17,7 @@ namespace lowcomm::cli {
 struct StepTraffic {
   std::int64_t sent = 0, received = 0;
   double codec_s = 0, measured_s = 0, modelled_s = 0;
-  double exposed_s = 0, hidden_s = 0;  // on the simulated clock (Communicator::overlap)
+  double exposed_s = 0, hidden_s = 0;  // on the simulated clock (RunClock::overlap)
   double simulated_s = 0;              // the clock after the step's settlement, the same on every rank
   std::int64_t present = 1;            // 0 when the step's exchanges went without this rank (SyncReport)
 };
@@ -31,7 +31,7 @@ struct RankShare {
 
 class StepRecorder {
  public:
-  StepRecorder(Communicator& comm, const ControlChannel& control);
+  StepRecorder(RunClock& clock, const ControlChannel& control);
 
   // Settles the step on the simulated clock (every rank, collectively) and returns this rank's
   // traffic: the exchanges of `sync`, the time the settlement exposed and hid, and the clock.
@@ -55,7 +55,7 @@ class StepRecorder {
  private:
   void write_traffic(const std::vector<StepTraffic>& all, RowValues* row) const;
 
-  Communicator& comm_;
+  RunClock& clock_;
   const ControlChannel& control_;
 };
 

@@ -184,6 +184,7 @@ int run(const ReplayArguments& arguments) {
     const std::int64_t total = total_numel(tensors);
     const auto n = static_cast<std::size_t>(total);
 
+    std::optional<RunClock> clock;
     std::optional<Communicator> comm;
     std::unique_ptr<Strategy> strategy;
     const std::string strategy_name = config.get_string("strategy.name");
@@ -193,7 +194,14 @@ int run(const ReplayArguments& arguments) {
         throw Error(fmt::format("the trace's tensors hold {} values per rank; replay handles at "
                                 "most {} (one MPI message)", total, INT_MAX));
       }
-      comm.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, w));
+      const CommunicatorOptions comm_options = communicator_options_from_config(config, w);
+      const ClockOptions clock_options = clock_options_from_config(config, w);
+      if (clock_options.compute_flops_per_s) {
+        throw ConfigError("cluster.compute_tflops prices a model's FLOPs, and a replay has no model: give the "
+                          "training step's compute as cluster.step_compute_ms");
+      }
+      clock.emplace(mpi.control(), comm_options.mode, clock_options);
+      comm.emplace(MPI_COMM_WORLD, comm_options, &*clock);
       strategy = StrategyRegistry::global().create(
           {.comm = *comm, .tensors = tensors, .config = config,
            .seed = static_cast<std::uint64_t>(config.get_int("seed")),
@@ -240,7 +248,7 @@ int run(const ReplayArguments& arguments) {
 
     // The dense mean and the gathers to rank 0 are bookkeeping: the uncounted control channel.
     const ControlChannel& control = mpi.control();
-    StepRecorder recorder(*comm, control);
+    StepRecorder recorder(*clock, control);
     const double lr = options.lr;
     const bool skip_nonfinite = options.nonfinite == "skip";
     double sum_relative_error = 0, sum_cosine = 0, sum_sent = 0, last_cumulative_error = 0;
@@ -304,6 +312,9 @@ int run(const ReplayArguments& arguments) {
                    StepTraffic{});
         continue;
       }
+      // The clock counts the strategy's work as compute, and a modelled step's compute on top.
+      clock->resume_compute();
+      clock->charge_compute(clock->options().step_compute_s.value_or(0.0));
       update = params;  // the update: from here, through a lookahead's move (DeMo's psyche pipeline), to after the step
       strategy->before_forward(static_cast<std::uint64_t>(step), lr, param_views);
       const SyncReport report =

@@ -36,11 +36,16 @@ Trainer::Trainer(MpiSession& mpi, const TrainArguments& arguments, const Config&
     ExecutionContext execution = execution_context_from_config(config);
     execution.precision = *kernels::precision_named(loop_.precision);  // the schema's choices
     model_ = std::make_unique<gpt::GptModel>(shape, seed, execution);
-    comm_.emplace(MPI_COMM_WORLD, communicator_options_from_config(config, mpi.size()));
-    recorder_.emplace(*comm_, mpi.control());
+    const CommunicatorOptions comm_options = communicator_options_from_config(config, mpi.size());
+    clock_.emplace(mpi.control(), comm_options.mode, clock_options_from_config(config, mpi.size()));
+    comm_.emplace(MPI_COMM_WORLD, comm_options, &*clock_);
+    recorder_.emplace(*clock_, mpi.control());
     // An exchange in flight (DeMo's stale step, streaming DiLoCo, DDP's buckets) moves during
-    // the passes.
-    model_->set_between_blocks([this] { comm_->progress(); });
+    // the passes, and modelled compute is charged block by block.
+    model_->set_between_blocks([this] {
+      comm_->progress();
+      if (charging_) charge_modelled_compute(/*step_done=*/false);
+    });
     strategy_ = StrategyRegistry::global().create(
         {.comm = *comm_, .tensors = model_->tensors(), .config = config, .seed = seed, .execution = execution,
          .gradients_clipped = loop_.grad_clip > 0});
@@ -83,6 +88,7 @@ void Trainer::run() {
 // What happens in one step. False when the run stops here (a signal: checkpoint saved, exit 0).
 bool Trainer::train_step(std::int64_t step, ProgressLine& progress) {
   const double lr = schedule_->at(static_cast<std::uint64_t>(step));
+  clock_->resume_compute();  // what ran since the last step (validation, checkpoints) is not the step's
   double rank_tokens = 0;
   const RankStep mine = compute_gradients(step, lr, rank_tokens);
 
@@ -105,6 +111,17 @@ RankStep Trainer::compute_gradients(std::int64_t step, double lr, double& rank_t
   const std::int64_t micro_batches = loop_.micro_batches;
   const auto start = SteadyClock::now();
   RankStep mine;
+  if (clock_->options().modelled_compute()) {
+    const gpt::GptConfig& shape = model_->config();
+    const LoaderOptions& batches = data_->loader.options();  // every training batch has this shape
+    const auto tokens = static_cast<double>(micro_batches * batches.batch_size * batches.seq_len);
+    step_compute_s_ =
+        clock_->options().step_compute_seconds(tokens * shape.training_flops_per_token(batches.seq_len));
+    blocks_per_step_ = 2 * shape.layers * micro_batches;  // forward and backward, each micro-batch
+    blocks_done_ = 0;
+    charged_in_step_ = 0;
+    charging_ = true;
+  }
   strategy_->before_forward(static_cast<std::uint64_t>(step), lr, model_->parameter_spans());
   model_->zero_gradients();
   int b = 0, t = 0;
@@ -122,11 +139,24 @@ RankStep Trainer::compute_gradients(std::int64_t step, double lr, double& rank_t
     mine.loss += static_cast<double>(loss) / static_cast<double>(micro_batches);
   }
   rank_tokens = static_cast<double>(b * static_cast<int>(micro_batches)) * t;
+  if (charging_) charge_modelled_compute(/*step_done=*/true);
   const double clip = loop_.grad_clip;
   mine.grad_norm = clip > 0 ? clip_by_global_norm(model_->gradient_spans(), clip)
                             : global_norm(model_->gradient_views());
   mine.compute_s = seconds_since(start);
   return mine;
+}
+
+// Modelled compute: block k of the step's K (forward and backward) has charged k / (K + 1) of the
+// step's compute, the end of the passes all of it.
+void Trainer::charge_modelled_compute(bool step_done) {
+  if (!step_done) ++blocks_done_;
+  const double due = step_done ? step_compute_s_
+                               : step_compute_s_ * static_cast<double>(blocks_done_) /
+                                     static_cast<double>(blocks_per_step_ + 1);
+  clock_->charge_compute(due - charged_in_step_);
+  charged_in_step_ = due;
+  if (step_done) charging_ = false;
 }
 
 // The strategy's step (the counted, modelled exchanges), settled on the simulated clock, logged.

@@ -12,6 +12,7 @@
 
 #include "gpt/model.hpp"
 #include "lowcomm/comm/communicator.hpp"
+#include "lowcomm/comm/run_clock.hpp"
 #include "lowcomm/core/timing.hpp"
 #include "lowcomm/data/data_config.hpp"
 #include "lowcomm/log/gradient_trace.hpp"
@@ -52,6 +53,7 @@ class Trainer {
   void stop_or_skip_nonfinite(std::int64_t step, double lr, RankStep mine, int reporting_rank,
                               double rank_tokens, ProgressLine& progress);
   bool after_step(std::int64_t step, bool stop, ProgressLine& progress);
+  void charge_modelled_compute(bool step_done);
 
   // trainer_resume.cpp: the run folder, checkpoints and resuming.
   std::filesystem::path log_path() const { return run_dir_ / "log.h5"; }
@@ -86,6 +88,7 @@ class Trainer {
 
   std::optional<TrainingData> data_;
   std::unique_ptr<gpt::GptModel> model_;
+  std::optional<RunClock> clock_;  // the run's simulated clock; comm_ puts its calls on it
   std::optional<Communicator> comm_;
   std::optional<StepRecorder> recorder_;  // the log's traffic columns, `present` included
   std::unique_ptr<Strategy> strategy_;
@@ -100,6 +103,13 @@ class Trainer {
   std::int64_t first_step_ = 0;
   bool resumed_ = false;
   double clock_s_ = 0;  // the simulated clock at the end of the last step, agreed by all ranks
+  // Modelled compute (cluster.step_compute_ms or compute_tflops): the step's compute is charged
+  // to the clock in equal parts at each block boundary of the passes and at their end, so that a
+  // collective started during the backward pass overlaps the compute after it.
+  double step_compute_s_ = 0;
+  std::int64_t blocks_per_step_ = 0, blocks_done_ = 0;
+  double charged_in_step_ = 0;
+  bool charging_ = false;  // during the step's passes (not validation's)
   SteadyClock::time_point started_ = SteadyClock::now();
   double sent_total_ = 0, modelled_total_ = 0, tokens_since_start_ = 0;
   std::map<std::int64_t, double> loss_of_step_;  // rank 0: the mean loss of each step this process ran

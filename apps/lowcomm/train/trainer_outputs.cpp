@@ -142,7 +142,7 @@ void Trainer::finish_outputs() {
     if (trace_) trace_->close();
   });
   if (timeline_) {
-    comm_->synchronize_clock();  // the exchanges waited for by the last checkpoint, on the simulated clock
+    clock_->settle();  // the exchanges waited for by the last checkpoint, on the simulated clock
     timeline_->close();
   }
 }

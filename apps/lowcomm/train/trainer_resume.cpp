@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "lowcomm/error.hpp"
@@ -52,8 +53,12 @@ void Trainer::restore() {
     if (params.size() != model_->parameters().size()) throw Error("the checkpoint's model has another size");
     std::ranges::copy(params, model_->parameters().begin());
     strategy_->load_state(state, "strategy/");
-    clock_s_ = static_cast<double>(state.integer("train/simulated_ns")) * 1e-9;
-    comm_->advance_clock(clock_s_);
+    // The clock's own bits where the checkpoint keeps them (a modelled clock then repeats
+    // bitwise), else its nanoseconds (checkpoints from before they were kept).
+    clock_s_ = state.contains("train/simulated_bits")
+                   ? std::bit_cast<double>(state.integer("train/simulated_bits"))
+                   : static_cast<double>(state.integer("train/simulated_ns")) * 1e-9;
+    clock_->advance(clock_s_);
     // The progress line's totals carry on as the clock does (checkpoints from before they were
     // kept start them at 0).
     if (state.contains("train/sent_bytes")) sent_total_ = static_cast<double>(state.integer("train/sent_bytes"));
@@ -113,6 +118,7 @@ void Trainer::save_checkpoint(std::int64_t next_step, std::int64_t keep) {
   state.put("train/world_size", mpi_.size());
   state.put("train/config_hash", resumable_hash(config_));
   state.put("train/simulated_ns", std::llround(clock_s_ * 1e9));
+  state.put("train/simulated_bits", std::bit_cast<std::int64_t>(clock_s_));
   state.put("train/sent_bytes", std::llround(sent_total_));
   state.put("train/modelled_comm_ns", std::llround(modelled_total_ * 1e9));
   store_.save(next_step, state, keep);

@@ -3,63 +3,39 @@
 // own duplicate, so lowcomm's traffic never mixes with the caller's), has its transport (MPI, or
 // NCCL on the GPU: transport.hpp) move the data, and records for this rank the bytes the
 // modelled algorithm sends and receives, the measured time, and the time the network model
-// charges, the same whichever transport moved them. The simulated clock adds measured
-// compute to modelled communication, so a run on a fast cluster answers "how long would this
-// take on 100 Mbps links?"; a collective started without blocking (start_*) runs on the clock
-// while the rank computes, so overlap is credited (simulated_clock.hpp). Bookkeeping between the
-// ranks (agreement, metrics gathered for the log, the clock's settlement) goes through control(),
-// which is never counted. What it does itself: check each call, price it (the network model,
-// cached), count it, and hand the data to the transport; the network mode's pacing
-// (network_pacing.hpp) and the clock's events and settlement (clock_ledger.hpp) are their own.
+// charges, the same whichever transport moved them. Each call is put on the run's simulated clock
+// (run_clock.hpp), which adds compute to modelled communication, so a run on a fast cluster
+// answers "how long would this take on 100 Mbps links?"; a collective started without blocking
+// (start_*) runs on the clock while the rank computes, so overlap is credited. Bookkeeping between
+// the ranks (agreement, metrics gathered for the log, the clock's settlement) goes through
+// control(), which is never counted. What it does itself: check each call, price it (the network
+// model, cached), count it, and hand the data to the transport; the network mode's pacing
+// (network_pacing.hpp) and the clock are their own.
 #include <mpi.h>
 
-#include <array>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
-#include <tuple>
 #include <type_traits>
 #include <vector>
 
-#include "lowcomm/comm/clock_ledger.hpp"
 #include "lowcomm/comm/collective.hpp"
+#include "lowcomm/comm/collective_pricing.hpp"
+#include "lowcomm/comm/comm_counters.hpp"
 #include "lowcomm/comm/control_channel.hpp"
 #include "lowcomm/comm/mpi_types.hpp"
 #include "lowcomm/comm/network_model.hpp"
 #include "lowcomm/comm/network_pacing.hpp"
-#include "lowcomm/comm/simulated_clock.hpp"
+#include "lowcomm/comm/pending_collective.hpp"
+#include "lowcomm/comm/run_clock.hpp"
 #include "lowcomm/comm/transport.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/float16.hpp"
 
 namespace lowcomm {
-
-// Running totals of a rank's collectives. Subtract two snapshots to get one step's share. A
-// non-blocking collective counts its bytes and modelled time when it starts, its call and
-// measured time (the time the rank was blocked in wait()) when it completes.
-struct CommCounters {
-  std::uint64_t calls = 0;
-  std::uint64_t bytes_sent = 0;
-  std::uint64_t bytes_received = 0;
-  double measured_s = 0.0;  // wall time inside the calls, from the last rank's arrival in throttle mode
-  double modelled_s = 0.0;
-
-  CommCounters& operator+=(const CommCounters& other);
-  friend CommCounters operator-(CommCounters a, const CommCounters& b);
-};
-
-// One collective as this rank saw it (kept only when CommunicatorOptions::keep_records is set).
-struct CollectiveRecord {
-  CollectiveKind kind;
-  std::uint64_t payload_bytes;  // this rank's input: the buffer reduced, its block gathered, ...
-  std::uint64_t bytes_sent;
-  std::uint64_t bytes_received;
-  double measured_s;
-  double modelled_s;
-};
 
 struct CommunicatorOptions {
   NetworkModel network;
@@ -67,53 +43,22 @@ struct CommunicatorOptions {
   AllReduceAlgorithm all_reduce_algorithm = AllReduceAlgorithm::Ring;
   AllGatherAlgorithm all_gather_algorithm = AllGatherAlgorithm::Ring;
   bool keep_records = false;
-  // Stragglers on the simulated clock (network.mode = simulate): rank r's compute counts
-  // compute_scales[r] times as long as measured (SimulatedClock::set_compute_scales). Empty:
-  // every rank as measured; otherwise one entry per rank.
-  std::vector<double> compute_scales;
   // What moves the data (comm.transport). Buffers given to the collectives must be memory it
   // can read: host or CUDA managed memory for MPI (ReduceOp::Average divides on the host), and
   // for NCCL also device memory, except for an average.
   Transport transport = Transport::Mpi;
 };
 
-class Communicator;
 class CollectiveTransport;
-class TransferInFlight;
-
-// A non-blocking collective in flight, returned by Communicator::start_*. Its buffers must stay
-// untouched until wait() returns. wait() is collective in the sense that every rank must wait for
-// its collectives in the same order (the simulated clock checks it). Move-only; destroying one
-// still in flight waits for it (errors swallowed). It must not outlive its Communicator.
-class PendingCollective {
- public:
-  PendingCollective() = default;
-  PendingCollective(PendingCollective&& other) noexcept;
-  PendingCollective& operator=(PendingCollective&& other) noexcept;
-  PendingCollective(const PendingCollective&) = delete;
-  PendingCollective& operator=(const PendingCollective&) = delete;
-  ~PendingCollective();
-
-  bool active() const { return comm_ != nullptr; }
-  // Lets MPI progress the collective; true once it has completed (wait() then returns at once,
-  // apart from throttle mode's hold). Not a clock event: call it as often as convenient.
-  bool test();
-  // Blocks until the collective has completed (in throttle mode, also until its modelled time
-  // since the start has passed), then finishes it (ReduceOp::Average divides here).
-  void wait();
-
- private:
-  friend class Communicator;
-  PendingCollective(Communicator* comm, std::uint64_t id) : comm_(comm), id_(id) {}
-  Communicator* comm_ = nullptr;
-  std::uint64_t id_ = 0;
-};
+class MeteredCalls;
 
 class Communicator {
  public:
-  // Collective over `comm`: every rank must construct its Communicator together. Throws
+  // Collective over `comm`: every rank must construct its Communicator together. Its calls go on
+  // `clock`, the run's (over the same ranks, made for options.mode; it must outlive the
+  // Communicator); without one, on a clock of its own with the compute measured. Throws
   // ConfigError for a transport this build lacks, lowcomm::Error where NCCL cannot start.
-  explicit Communicator(MPI_Comm comm, CommunicatorOptions options = {});
+  explicit Communicator(MPI_Comm comm, CommunicatorOptions options = {}, RunClock* clock = nullptr);
   ~Communicator();
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
@@ -200,32 +145,14 @@ class Communicator {
   // (`lowcomm bench progress`). Cheap when nothing is in flight; not a clock event.
   void progress();
 
-  const CommCounters& totals() const { return totals_; }
-  const CommCounters& totals(CollectiveKind kind) const { return by_kind_[static_cast<int>(kind)]; }
-  std::span<const CollectiveRecord> records() const { return records_; }
-  void clear_records() { records_.clear(); }
+  // What this rank's calls cost so far (comm_counters.hpp).
+  const CommCounters& totals() const;
+  const CommCounters& totals(CollectiveKind kind) const;
+  std::span<const CollectiveRecord> records() const;
+  void clear_records();
 
-  // Seconds on the simulated clock (see NetworkMode), including this rank's compute since the
-  // last collective. Exact, and identical on all ranks, right after synchronize_clock(); between
-  // synchronisations it counts this rank's own compute where the slowest rank's belongs, and a
-  // non-blocking collective as if it were hidden.
-  double simulated_seconds() const;
-
-  // Collective: settles the simulated clock by replaying every rank's collective calls since the
-  // last settlement and its compute since its last call (SimulatedClock; one all-gather of the
-  // ranks' call lists, so the clock costs no extra message per collective). Call it once per
-  // training step, whether or not the step communicated: that step's compute moves the clock. It also runs by itself
-  // after kMaxPendingCollectives calls (on all ranks at the same one) to bound memory.
-  // Returns what the settlement found: this rank's exposed and hidden communication since the
-  // previous one, and the settled clock (the same on every rank).
-  ClockSettlement synchronize_clock();
-  // Moves the simulated clock forward by `seconds` on this rank (call it on every rank alike): a
-  // run resumed from a checkpoint continues the clock where the checkpoint left it.
-  void advance_clock(double seconds) { ledger_.advance(seconds); }
-  static constexpr std::size_t kMaxPendingCollectives = ClockLedger::kMaxPendingEvents;
-  // This rank's communication time on the settled clock: exposed (the rank waited) and hidden
-  // (overlapped with its compute). Subtract two snapshots around synchronize_clock() for a step.
-  const OverlapTotals& overlap() const { return ledger_.overlap(); }
+  // The simulated clock its calls go on: the run's, or its own.
+  RunClock& clock() const { return *clock_; }
 
   const CommunicatorOptions& options() const { return options_; }
 
@@ -239,15 +166,14 @@ class Communicator {
   void all_gather_v_elements(const void* mine, std::span<const std::size_t> counts, void* all,
                              std::size_t element_bytes);
   void broadcast_elements(void* data, std::size_t count, std::size_t element_bytes, int root);
-  void check_matching(std::span<const int> partners) const;  // CommError unless exchange_pairs' rule holds
   void send_pairs_elements(std::span<const int> sends_to, const void* mine, void* theirs, std::size_t count,
                            std::size_t element_bytes);
   void all_to_all_elements(const void* mine, std::size_t count, void* theirs, std::size_t their_count,
                            std::size_t element_bytes);
   std::vector<std::size_t> exchange_counts(std::size_t mine);
-  // CommError unless counts has one entry per rank, mine counts[rank] and all their sum.
   void check_gather_v(std::string_view who, std::size_t mine, std::span<const std::size_t> counts,
-                      std::size_t all) const;
+                      std::size_t all) const;  // CommError unless counts fit (collective_checks.hpp)
+  void check_matching(std::span<const int> partners) const;
 
   PendingCollective start_all_reduce_elements(void* data, std::size_t count, SumType type,
                                               std::function<void()> finish);
@@ -255,50 +181,6 @@ class Communicator {
                                                 std::size_t element_bytes);
   PendingCollective start_broadcast_elements(void* data, std::size_t count, std::size_t element_bytes, int root);
 
-  // What the model charges this rank for one call. Training repeats the same collectives every
-  // step, so costs are cached by (kind, size, root): a hit costs a map lookup instead of walking
-  // the algorithm's rounds.
-  struct RankCost {
-    double seconds;
-    std::uint64_t bytes_sent;
-    std::uint64_t bytes_received;
-  };
-  using CostKey = std::tuple<CollectiveKind, std::uint64_t, std::uint64_t>;
-  static constexpr std::size_t kCostCacheEntries = 1024;
-  template <class Compute>
-  RankCost cached_cost(const CostKey& key, Compute&& compute);
-  RankCost rank_cost(const CollectiveCost& cost) const;
-  RankCost all_reduce_cost(std::size_t count, std::size_t element_bytes);
-  RankCost all_gather_v_cost(std::span<const std::uint64_t> block_bytes);
-  RankCost broadcast_cost(std::uint64_t bytes, int root);
-  static std::vector<std::uint64_t> block_bytes(std::span<const std::size_t> counts, std::size_t element_bytes);
-
-  // Called around every blocking transfer: paces, puts it on the clock, counts and records it.
-  struct CallStart {
-    double arrival;      // when this rank called the collective
-    double all_arrived;  // when the last rank had (throttle waits for it); otherwise just after arrival
-  };
-  CallStart begin_call();
-  void end_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost, CallStart start);
-  void count_call(CollectiveKind kind, const CommCounters& call);
-  void record_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost, double measured_s);
-  // The call has returned: compute counts again, and a full ledger is settled.
-  void returned();
-
-  // Non-blocking collectives in flight, by number (the clock's collective numbers).
-  struct InFlight {
-    std::unique_ptr<TransferInFlight> transfer;
-    CollectiveKind kind = CollectiveKind::AllReduce;
-    std::uint64_t payload_bytes = 0;
-    RankCost cost{};
-    double started = 0.0;         // wall time at the start call
-    NetworkPacing::Reservation links;  // throttle: when its modelled transfer ends (after the queue)
-    std::function<void()> finish;  // after completion (the average's division)
-  };
-  // Starts a collective: `issue` starts the transport's transfer and returns it.
-  template <class Issue>
-  PendingCollective start_call(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost,
-                               InFlight entry, Issue&& issue);
   bool test(std::uint64_t id);
   void wait(std::uint64_t id);
 
@@ -306,16 +188,12 @@ class Communicator {
   int rank_ = 0;
   int size_ = 1;
   CommunicatorOptions options_;
-  CommCounters totals_;
-  std::array<CommCounters, kCollectiveKinds> by_kind_{};
-  std::vector<CollectiveRecord> records_;
-  std::unique_ptr<CollectiveTransport> transport_;
-  std::map<CostKey, RankCost> cost_cache_;
-  std::uint64_t next_collective_ = 0;  // the clock's collective numbers
-  std::map<std::uint64_t, InFlight> in_flight_;
   ControlChannel control_;
-  NetworkPacing pacing_;
-  ClockLedger ledger_;
+  std::unique_ptr<RunClock> own_clock_;  // when the run gave none
+  RunClock* clock_ = nullptr;
+  std::optional<CollectivePricing> pricing_;  // the network model's prices for this rank
+  std::unique_ptr<MeteredCalls> calls_;       // pacing, clock, counters around each transfer
+  std::unique_ptr<CollectiveTransport> transport_;
 };
 
 // ---- template definitions --------------------------------------------------------------------

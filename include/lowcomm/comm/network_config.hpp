@@ -10,6 +10,7 @@
 //   network.links                    a CSV file of per-pair links (link_file.hpp)
 //   comm.transport                   mpi | nccl: what moves the data (transport.hpp)
 //   cluster.rank.<r>.compute_scale   a straggler: rank r's compute counts this many times
+//   cluster.step_compute_ms / compute_tflops   modelled compute on the simulated clock
 //   cluster.dropout                  each rank absent from each step's exchanges with this probability
 //   cluster.rank.<r>.absent_steps    scheduled outages of rank r ("10-20,50-60")
 #include <string>
@@ -27,6 +28,11 @@ void add_network_keys(ConfigSchema& schema);
 // compute backend cannot use (nccl needs compute.backend = cuda, where the configuration has that
 // key). A transport this build lacks is refused when the Communicator starts.
 CommunicatorOptions communicator_options_from_config(const Config& config, int world_size);
+
+// The run's clock options: cluster.rank.*.compute_scale, cluster.step_compute_ms and
+// cluster.compute_tflops. Throws ConfigError naming the key for a rank the job does not have,
+// both compute keys set, or modelled compute with network.mode other than simulate.
+ClockOptions clock_options_from_config(const Config& config, int world_size);
 
 // Who takes part in each step (cluster.dropout, cluster.rank.*.absent_steps), drawn from `seed`.
 // Throws ConfigError naming the key for a malformed range or a rank the job does not have.
