@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "collective_transport.hpp"
+#include "nccl_transport.hpp"
 #include "../../kernels/cuda_device.hpp"  // this process's device and the CUDA backend's stream
 #include "lowcomm/error.hpp"
 
@@ -398,6 +398,8 @@ class NcclTransport final : public CollectiveTransport {
 };
 
 }  // namespace
+
+std::string nccl_unavailable_reason() { return ""; }
 
 std::unique_ptr<CollectiveTransport> make_nccl_transport(MPI_Comm comm) { return std::make_unique<NcclTransport>(comm); }
 

@@ -277,12 +277,6 @@ CommunicatorOptions communicator_options_from_config(const Config& config, int w
     // Whether this build has the transport is the Communicator's to check, when one starts
     // (`lowcomm plan` prices a configuration without moving any data).
     options.transport = parse_transport(comm_schema().read(config, "comm").transport);
-    if (options.transport == Transport::Nccl && config.has("compute.backend") &&
-        config.get_string("compute.backend") != "cuda") {
-      throw ConfigError(fmt::format("comm.transport = \"nccl\" moves GPU memory, but compute.backend = \"{}\" "
-                                    "computes on the host: set compute.backend = \"cuda\", or comm.transport = "
-                                    "\"mpi\"", config.get_string("compute.backend")));
-    }
   }
   return options;
 }

@@ -2,17 +2,11 @@
 
 #include <fmt/format.h>
 
-
 #include "collective_transport.hpp"
 #include "lowcomm/error.hpp"
+#include "nccl_transport.hpp"
 
 namespace lowcomm {
-
-#if LOWCOMM_HAVE_NCCL
-// nccl_transport.cpp
-std::unique_ptr<CollectiveTransport> make_nccl_transport(MPI_Comm comm);
-std::string nccl_library_version();
-#endif
 
 std::string_view to_string(Transport transport) {
   switch (transport) {
@@ -30,31 +24,16 @@ Transport parse_transport(std::string_view name) {
 }
 
 std::string unavailable_reason(Transport transport) {
-  if (transport == Transport::Mpi) return "";
-#if LOWCOMM_HAVE_NCCL
-  return "";
-#else
-  return "this build has no NCCL: build with CUDA (preset cuda) where NCCL's nccl.h and libnccl are found "
-         "(the CUDA toolkit's, or NCCL_ROOT), or use comm.transport = \"mpi\"";
-#endif
+  return transport == Transport::Mpi ? "" : nccl_unavailable_reason();
 }
 
-std::string nccl_version() {
-#if LOWCOMM_HAVE_NCCL
-  return nccl_library_version();
-#else
-  return "";
-#endif
-}
+std::string nccl_version() { return nccl_library_version(); }
 
 std::unique_ptr<CollectiveTransport> make_transport(Transport transport, MPI_Comm comm) {
   if (const std::string reason = unavailable_reason(transport); !reason.empty()) {
     throw ConfigError(fmt::format("comm.transport = \"{}\": {}", to_string(transport), reason));
   }
-#if LOWCOMM_HAVE_NCCL
-  if (transport == Transport::Nccl) return make_nccl_transport(comm);
-#endif
-  return make_mpi_transport(comm);
+  return transport == Transport::Nccl ? make_nccl_transport(comm) : make_mpi_transport(comm);
 }
 
 // ---- blocking calls as a start and its wait --------------------------------------------------

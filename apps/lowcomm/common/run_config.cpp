@@ -1,5 +1,7 @@
 #include "run_config.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <optional>
 
@@ -29,12 +31,23 @@ void add_config_arguments(CLI::App& command, ConfigArguments& arguments) {
       ->allow_extra_args(false);
 }
 
+void check_sections_agree(const Config& config) {
+  // NCCL moves GPU memory: the model's buffers must be the CUDA backend's.
+  if (config.has("comm.transport") && config.has("compute.backend") && config.get_string("comm.transport") == "nccl" &&
+      config.get_string("compute.backend") != "cuda") {
+    throw ConfigError(fmt::format("comm.transport = \"nccl\" moves GPU memory, but compute.backend = \"{}\" computes "
+                                  "on the host: set compute.backend = \"cuda\", or comm.transport = \"mpi\"",
+                                  config.get_string("compute.backend")));
+  }
+}
+
 Config load_config_on_all_ranks(const ConfigArguments& arguments, const ConfigSchema& schema,
                                 const ControlChannel& control) {
   std::optional<Config> config;
   agree_on_failure(control, [&] {
     config = arguments.file.empty() ? Config::defaults(schema, arguments.overrides)
                                     : Config::from_file(arguments.file, schema, arguments.overrides);
+    check_sections_agree(*config);
   });
   agree_on_failure(control, [&] { require_identical_on_all_ranks(*config, control); });
   if (config->has("compute.threads")) use_compute_threads(*config);

@@ -24,6 +24,10 @@ std::string key_sections(const ConfigSchema& schema);
 // Loads and validates the configuration on every rank, then checks that all ranks resolved the
 // same one. A mistake stops every rank with one message (see agree_on_failure). A configuration
 // with compute.threads then sets every rank's thread count (use_compute_threads).
+// The rules that join two sections, which neither layer can check alone (comm.transport = nccl
+// needs compute.backend = cuda). Throws ConfigError naming the keys.
+void check_sections_agree(const Config& config);
+
 Config load_config_on_all_ranks(const ConfigArguments& arguments, const ConfigSchema& schema,
                                 const ControlChannel& control);
 

@@ -10,6 +10,7 @@
 #include "lowcomm/error.hpp"
 #include "lowcomm/strategy/gossip_matching.hpp"
 #include "lowcomm/strategy/registry.hpp"
+#include "common/run_config.hpp"
 
 namespace lowcomm::cli {
 
@@ -33,6 +34,7 @@ void check_method(const Config& config, std::span<const TensorInfo> tensors, int
   const StrategyInfo& info = priced_strategy(config, world_size);
   communicator_options_from_config(config, world_size);
   execution_context_from_config(config);
+  check_sections_agree(config);
   for (const PlannedSync& sync : info.syncs(config, tensors)) merge_groups_from_rule(config, sync.merge_groups, world_size);
 }
 

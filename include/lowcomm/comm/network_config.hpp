@@ -23,10 +23,10 @@ namespace lowcomm {
 
 void add_network_keys(ConfigSchema& schema);
 
-// Throws ConfigError (naming the key) for a per-rank link of a rank the job does not have, a
-// recursive-doubling all-gather on a world size that is no power of two, or a transport the
-// compute backend cannot use (nccl needs compute.backend = cuda, where the configuration has that
-// key). A transport this build lacks is refused when the Communicator starts.
+// Throws ConfigError (naming the key) for a per-rank link of a rank the job does not have, or a
+// recursive-doubling all-gather on a world size that is no power of two. A transport this build
+// lacks is refused when the Communicator starts; one the compute backend cannot use by the
+// command that reads both sections (apps/lowcomm/common/run_config.hpp).
 CommunicatorOptions communicator_options_from_config(const Config& config, int world_size);
 
 // The run's clock options: cluster.rank.*.compute_scale, cluster.step_compute_ms and
