@@ -181,7 +181,11 @@ StrategyInfo data_parallel_strategy() {
             return std::make_unique<DataParallel>(setup);
           },
           .syncs = data_parallel_syncs,
-          .transport = {}};  // compressor.name
+          .transport = {},  // compressor.name
+          .examples = {{"dp_topk_ef", {"strategy.name=data_parallel", "optimizer.name=adamw", "compressor.name=topk",
+                                          "compressor.topk.ratio=0.1", "compressor.topk.error_feedback=true"}},
+                        {"dp_powersgd", {"strategy.name=data_parallel", "optimizer.name=sgd",
+                                         "optimizer.sgd.momentum=0.9", "compressor.name=powersgd"}}}};
 }
 
 }  // namespace lowcomm::strategy

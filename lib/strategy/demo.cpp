@@ -419,7 +419,13 @@ StrategyInfo demo_strategy() {
         return std::make_unique<Demo>(setup, demo_options(setup.config));
       },
       .syncs = demo_syncs,
-      .transport = [](const Config& config) { return demo_options(config).transport; }};
+      .transport = [](const Config& config) { return demo_options(config).transport; },
+      .examples = {{"demo", {"strategy.name=demo", "strategy.demo.compression_chunk=4", "strategy.demo.compression_topk=3",
+                             "strategy.demo.weight_decay=0.01"}},
+                   {"demo_stale_1bit", {"strategy.name=demo", "strategy.demo.compression_chunk=4",
+                                        "strategy.demo.wire=compact_1bit", "strategy.demo.pipeline=stale"}},
+                   {"demo_topk_transport",
+                    {"strategy.name=demo", "strategy.demo.transport=topk", "compressor.topk.ratio=0.2"}}}};
 }
 
 }  // namespace lowcomm::strategy

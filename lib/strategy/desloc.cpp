@@ -181,7 +181,10 @@ StrategyInfo desloc_strategy() {
             return std::make_unique<Desloc>(setup);
           },
           .syncs = desloc_syncs,
-          .transport = {}};  // compressor.name
+          .transport = {},  // compressor.name
+          .examples = {{"desloc", {"strategy.name=desloc", "optimizer.name=adamw", "strategy.desloc.param_period=2",
+                                      "strategy.desloc.first_moment_period=3",
+                                      "strategy.desloc.second_moment_period=6"}}}};
 }
 
 }  // namespace lowcomm::strategy

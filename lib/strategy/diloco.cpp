@@ -317,7 +317,13 @@ StrategyInfo diloco_strategy() {
         return std::make_unique<Diloco>(setup, diloco_options(setup.config));
       },
       .syncs = diloco_syncs,
-      .transport = {}};  // compressor.name
+      .transport = {},  // compressor.name
+      .examples = {{"diloco_streaming", {"strategy.name=diloco", "optimizer.name=adamw", "strategy.diloco.inner_steps=4",
+                                         "strategy.diloco.fragments=2", "strategy.diloco.overlap_steps=2",
+                                         "strategy.diloco.alpha=0.5", "compressor.name=quantize"}},
+                   {"sparseloco", {"strategy.name=diloco", "strategy.diloco.inner_steps=3",
+                                   "compressor.name=sparseloco", "compressor.sparseloco.chunk=4",
+                                   "compressor.sparseloco.topk=2"}}}};
 }
 
 }  // namespace lowcomm::strategy

@@ -215,7 +215,8 @@ StrategyInfo noloco_strategy() {
             return std::make_unique<Noloco>(setup);
           },
           .syncs = noloco_syncs,
-          .transport = {}};
+          .transport = {},
+          .examples = {{"noloco", {"strategy.name=noloco", "strategy.noloco.inner_steps=2"}}}};
 }
 
 }  // namespace lowcomm::strategy

@@ -147,7 +147,8 @@ StrategyInfo onebit_adam_strategy() {
             return std::make_unique<OnebitAdam>(setup);
           },
           .syncs = onebit_adam_syncs,
-          .transport = [](const Config&) { return std::string(kOnebitTransport); }};
+          .transport = [](const Config&) { return std::string(kOnebitTransport); },
+          .examples = {{"onebit_adam", {"strategy.name=onebit_adam", "strategy.onebit_adam.freeze_step=3"}}}};
 }
 
 }  // namespace lowcomm::strategy

@@ -257,7 +257,11 @@ StrategyInfo zero_one_adam_strategy() {
             return std::make_unique<ZeroOneAdam>(setup);
           },
           .syncs = zero_one_adam_syncs,
-          .transport = [](const Config&) { return std::string(kOnebitTransport); }};
+          .transport = [](const Config&) { return std::string(kOnebitTransport); },
+          .examples = {{"zero_one_adam", {"strategy.name=zero_one_adam", "strategy.zero_one_adam.var_freeze_step=4",
+                                             "strategy.zero_one_adam.var_update_scaler=2",
+                                             "strategy.zero_one_adam.local_step_scaler=2",
+                                             "strategy.zero_one_adam.local_step_clipper=2"}}}};
 }
 
 }  // namespace lowcomm::strategy

@@ -19,41 +19,26 @@ namespace lowcomm::fuzz {
 namespace {
 
 struct Case {
-  const char* compressor;
+  std::string compressor;
   std::vector<std::string> settings;
 };
 
-// Each compressor at its defaults, and the wire encodings (value_encoding.hpp,
-// index_encoding.hpp) each compressor can send. A new compressor adds its line here.
+// Every registered compressor's wire examples (CompressorInfo::wire_examples): each of its value
+// and index encodings and exchanges, from its registration.
 const std::vector<Case>& cases() {
-  static const std::vector<Case> all = {
-      {"none", {}},
-      {"none", {"compressor.none.value_type=bf16"}},
-      {"randomk", {"compressor.randomk.ratio=0.2"}},
-      {"randomk", {"compressor.randomk.ratio=0.2", "compressor.randomk.value_type=codebook", "compressor.randomk.bins=3"}},
-      {"randomk", {"compressor.randomk.ratio=0.2", "compressor.randomk.value_type=scaled_sign"}},
-      {"topk", {"compressor.topk.ratio=0.2"}},
-      {"topk", {"compressor.topk.ratio=0.2", "compressor.topk.value_type=codebook", "compressor.topk.index_width=packed12"}},
-      {"topk", {"compressor.topk.ratio=0.2", "compressor.topk.value_type=sign", "compressor.topk.index_width=smallest"}},
-      {"topk", {"compressor.topk.ratio=0.2", "compressor.topk.value_type=fp16", "compressor.topk.index_width=int64"}},
-      {"quantize", {}},
-      {"quantize", {"compressor.quantize.bits=3"}},
-      {"powersgd", {}},
-      {"dct_topk", {"compressor.dct_topk.topk=4", "compressor.dct_topk.chunk=8"}},
-      {"dct_topk", {"compressor.dct_topk.topk=4", "compressor.dct_topk.chunk=8", "compressor.dct_topk.wire=compact_1bit"}},
-      {"dct_topk", {"compressor.dct_topk.topk=4", "compressor.dct_topk.chunk=8", "compressor.dct_topk.value_type=codebook",
-                    "compressor.dct_topk.index_width=packed12"}},
-      {"sparseloco", {"compressor.sparseloco.topk=4", "compressor.sparseloco.chunk=8"}},
-      {"sparseloco", {"compressor.sparseloco.topk=4", "compressor.sparseloco.chunk=8", "compressor.sparseloco.bins=0"}},
-      {"sparseloco", {"compressor.sparseloco.topk=4", "compressor.sparseloco.chunk=8", "compressor.sparseloco.bins=5",
-                      "compressor.sparseloco.packed_codes=false"}},
-      {"majority_vote", {"compressor.majority_vote.momentum=0.9"}},
-      {"topk", {"compressor.topk.ratio=0.2", "compressor.topk.exchange=tree"}},  // gTop-k: merge, then decode
-      {"dct_topk", {"compressor.dct_topk.topk=4", "compressor.dct_topk.chunk=8", "compressor.dct_topk.exchange=tree"}},
-      {"none", {"compressor.none.value_type=bf16", "compressor.none.exchange=tree"}},  // the dense tree
-      {"sparseloco", {"compressor.sparseloco.topk=4", "compressor.sparseloco.chunk=8", "compressor.sparseloco.bins=0",
-                      "compressor.sparseloco.norm_clip=false", "compressor.sparseloco.exchange=tree"}},
-  };
+  static const std::vector<Case> all = [] {
+    std::vector<Case> cases;
+    for (const CompressorInfo* info : CompressorRegistry::global().all()) {
+      const std::vector<std::vector<std::string>> examples =
+          info->wire_examples.empty() ? std::vector<std::vector<std::string>>{{}} : info->wire_examples;
+      for (const std::vector<std::string>& example : examples) {
+        Case c{info->name, {}};
+        for (const std::string& setting : example) c.settings.push_back("compressor." + info->name + "." + setting);
+        cases.push_back(std::move(c));
+      }
+    }
+    return cases;
+  }();
   return all;
 }
 

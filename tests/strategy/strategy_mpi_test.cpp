@@ -334,15 +334,30 @@ TEST(Diloco, RejectsInconsistentStreamingOptions) {
   EXPECT_THROW(make({"strategy.diloco.outer_momentum=1"}), ConfigError);
 }
 
-struct RestartCase {
-  std::string label;
-  std::vector<std::string> overrides;
-};
+// Every registered strategy's examples (StrategyInfo::examples): the list is the registration's,
+// so a new strategy is resumed here without a line of its own.
+std::vector<StrategyExample> registered_examples() {
+  std::vector<StrategyExample> all;
+  for (const StrategyInfo* info : StrategyRegistry::global().all()) {
+    all.insert(all.end(), info->examples.begin(), info->examples.end());
+  }
+  return all;
+}
 
-class EveryStrategy : public testing::TestWithParam<RestartCase> {};
+TEST(EveryStrategy, HasAnExampleToTrainAndResume) {
+  for (const StrategyInfo* info : StrategyRegistry::global().all()) {
+    EXPECT_FALSE(info->examples.empty()) << info->name << " registers no example (StrategyInfo::examples)";
+    for (const StrategyExample& example : info->examples) {
+      EXPECT_NE(std::ranges::find(example.settings, "strategy.name=" + info->name), example.settings.end())
+          << example.label << " does not set strategy.name=" << info->name;
+    }
+  }
+}
+
+class EveryStrategy : public testing::TestWithParam<StrategyExample> {};
 
 TEST_P(EveryStrategy, RestoredRunContinuesBitwiseIdentically) {
-  const Config config = strategy_config(GetParam().overrides);
+  const Config config = strategy_config(GetParam().settings);
   const TrainedRun straight = train(config, 0, 8, initial_params());
   const TrainedRun again = train(config, 0, 8, initial_params());
   EXPECT_EQ(straight.params, again.params) << "same config and seed differ";
@@ -353,24 +368,8 @@ TEST_P(EveryStrategy, RestoredRunContinuesBitwiseIdentically) {
   EXPECT_TRUE(resumed.state == straight.state);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Strategies, EveryStrategy,
-    testing::Values(
-        RestartCase{"dp_topk_ef", {"strategy.name=data_parallel", "optimizer.name=adamw", "compressor.name=topk",
-                                   "compressor.topk.ratio=0.1", "compressor.topk.error_feedback=true"}},
-        RestartCase{"dp_powersgd", {"strategy.name=data_parallel", "optimizer.name=sgd", "optimizer.sgd.momentum=0.9",
-                                    "compressor.name=powersgd"}},
-        RestartCase{"demo", {"strategy.name=demo", "strategy.demo.compression_chunk=4",
-                             "strategy.demo.compression_topk=3", "strategy.demo.weight_decay=0.01"}},
-        RestartCase{"demo_stale_1bit", {"strategy.name=demo", "strategy.demo.compression_chunk=4",
-                                        "strategy.demo.wire=compact_1bit", "strategy.demo.pipeline=stale"}},
-        RestartCase{"demo_topk_transport", {"strategy.name=demo", "strategy.demo.transport=topk",
-                                            "compressor.topk.ratio=0.2"}},
-        RestartCase{"diloco_streaming", {"strategy.name=diloco", "optimizer.name=adamw",
-                                         "strategy.diloco.inner_steps=4", "strategy.diloco.fragments=2",
-                                         "strategy.diloco.overlap_steps=2", "strategy.diloco.alpha=0.5",
-                                         "compressor.name=quantize"}}),
-    [](const testing::TestParamInfo<RestartCase>& info) { return info.param.label; });
+INSTANTIATE_TEST_SUITE_P(Strategies, EveryStrategy, testing::ValuesIn(registered_examples()),
+                         [](const testing::TestParamInfo<StrategyExample>& info) { return info.param.label; });
 
 TEST(Bytes, DemoSendsBlocksTimesKTimesTwelveBytesWithTheReferenceWire) {
   const Config config = strategy_config({"strategy.name=demo", "strategy.demo.compression_chunk=4",

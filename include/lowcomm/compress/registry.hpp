@@ -36,6 +36,11 @@ struct CompressorInfo {
   std::string name;
   std::string description;
   std::vector<ConfigKey> parameters;  // paths relative to compressor.<name>, e.g. "ratio"
+  // Settings (relative to compressor.<name>, as "ratio=0.2") that between them send every wire
+  // this compressor can (its value and index encodings, its merged exchange), small enough for a
+  // unit of a few elements: the fuzz target decodes malformed payloads of each
+  // (tests/fuzz/compressor_decode.cpp). Empty: its defaults alone.
+  std::vector<std::vector<std::string>> wire_examples;
   bool error_feedback_by_default = false;
   std::function<std::unique_ptr<Compressor>(const CompressorParameters&)> create;
 };

@@ -58,6 +58,14 @@ struct PlannedSync {
   std::function<StepTraffic(int world_size, const CommunicatorOptions& options)> price = nullptr;
 };
 
+// A small configuration that walks a strategy's paths within a few steps (settings as --set takes
+// them, full paths): tests/strategy/strategy_mpi_test.cpp trains every registered strategy's
+// examples and resumes each bitwise.
+struct StrategyExample {
+  std::string label;  // names the test case: letters, digits and _
+  std::vector<std::string> settings;
+};
+
 struct StrategyInfo {
   std::string name;
   std::string description;
@@ -69,6 +77,8 @@ struct StrategyInfo {
   // Optional: the name of the compressor its exchanges go through, for headers, logs and plans,
   // when it is not compressor.name (DeMo's strategy.demo.transport).
   std::function<std::string(const Config&)> transport;
+  // At least one: the configurations the tests train and resume (StrategyExample).
+  std::vector<StrategyExample> examples;
 };
 
 // add, find, all and names: core/registry.hpp.

@@ -202,6 +202,10 @@ CompressorInfo dct_topk_compressor() {
   return {.name = "dct_topk",
           .description = "DeMo's transport: top-k per DCT block, gathered (or merged up a tree), scatter-mean, inverse DCT",
           .parameters = dct_topk_schema().keys(),
+          .wire_examples = {{"topk=4", "chunk=8"},
+                       {"topk=4", "chunk=8", "wire=compact_1bit"},
+                       {"topk=4", "chunk=8", "value_type=codebook", "index_width=packed12"},
+                       {"topk=4", "chunk=8", "exchange=tree"}},
           .error_feedback_by_default = false,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
             const DctTopKOptions options = dct_topk_schema().read(p);

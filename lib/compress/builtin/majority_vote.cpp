@@ -134,6 +134,7 @@ CompressorInfo majority_vote_compressor() {
           .description = "signSGD / Signum with majority vote: one sign bit per value gathered, the sign of the "
                          "votes' sum applied",
           .parameters = majority_vote_schema().keys(),
+          .wire_examples = {{"momentum=0.9"}},
           .error_feedback_by_default = false,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
             const MajorityVoteOptions options = majority_vote_schema().read(p);

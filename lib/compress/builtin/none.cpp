@@ -119,6 +119,7 @@ CompressorInfo none_compressor() {
           .description = "no compression: dense all-reduce of the gradient (fp32, fp16 or bf16), averaged; or the "
                          "same sum merged up a tree (regional with compressor.merge_groups)",
           .parameters = none_schema().keys(),
+          .wire_examples = {{}, {"value_type=bf16"}, {"value_type=bf16", "exchange=tree"}},
           .error_feedback_by_default = false,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
             const NoneOptions options = none_schema().read(p);

@@ -264,6 +264,7 @@ CompressorInfo powersgd_compressor() {
   return {.name = "powersgd",
           .description = "rank-r power iteration with warm start (paper code): two all-reduces of r(n+m) floats",
           .parameters = powersgd_schema().keys(),
+          .wire_examples = {{}},
           .error_feedback_by_default = true,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
             return std::make_unique<PowerSgd>(powersgd_schema().read(p));

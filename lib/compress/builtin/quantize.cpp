@@ -199,6 +199,7 @@ CompressorInfo quantize_compressor() {
   return {.name = "quantize",
           .description = "b-bit values with one fp32 scale per row or group (int8, QSGD-like, signSGD)",
           .parameters = quantize_schema().keys(),
+          .wire_examples = {{}, {"bits=3"}},
           .error_feedback_by_default = false,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
             const QuantizeOptions options = quantize_schema().read(p);

@@ -157,6 +157,7 @@ CompressorInfo randomk_compressor() {
   return {.name = "randomk",
           .description = "k random coordinates, the same on every rank (shared seed): values only",
           .parameters = randomk_schema().keys(),
+          .wire_examples = {{"ratio=0.2"}, {"ratio=0.2", "value_type=codebook", "bins=3"}, {"ratio=0.2", "value_type=scaled_sign"}},
           .error_feedback_by_default = true,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
             const RandomKOptions o = randomk_schema().read(p);

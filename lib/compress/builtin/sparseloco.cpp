@@ -300,6 +300,10 @@ CompressorInfo sparseloco_compressor() {
                          "peer-norm clipping, per-entry mean over the ranks that chose an entry (gathered, or merged "
                          "up a tree with fp32 values)",
           .parameters = sparseloco_schema().keys(),
+          .wire_examples = {{"topk=4", "chunk=8"},
+                       {"topk=4", "chunk=8", "bins=0"},
+                       {"topk=4", "chunk=8", "bins=5", "packed_codes=false"},
+                       {"topk=4", "chunk=8", "bins=0", "norm_clip=false", "exchange=tree"}},
           .error_feedback_by_default = true,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
             const SparseLocoOptions options = sparseloco_schema().read(p);

@@ -299,6 +299,11 @@ CompressorInfo topk_compressor() {
   return {.name = "topk",
           .description = "the k largest-magnitude entries with their indices (gathered, or merged up gTop-k's tree); duplicates accumulate",
           .parameters = topk_schema().keys(),
+          .wire_examples = {{"ratio=0.2"},
+                       {"ratio=0.2", "value_type=codebook", "index_width=packed12"},
+                       {"ratio=0.2", "value_type=sign", "index_width=smallest"},
+                       {"ratio=0.2", "value_type=fp16", "index_width=int64"},
+                       {"ratio=0.2", "exchange=tree"}},
           .error_feedback_by_default = true,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
             const TopKOptions o = topk_schema().read(p);
