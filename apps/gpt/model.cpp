@@ -9,6 +9,7 @@
 #include "lowcomm/core/timeline.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/attention.hpp"
+#include "lowcomm/kernels/backend.hpp"
 #include "lowcomm/kernels/cross_entropy.hpp"
 #include "lowcomm/kernels/elementwise.hpp"
 #include "lowcomm/kernels/embedding.hpp"

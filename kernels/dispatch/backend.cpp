@@ -36,16 +36,6 @@ AbsentRegistry& absent_registry() {
 
 }  // namespace
 
-std::string_view to_string(Backend backend) {
-  switch (backend) {
-    case Backend::Reference: return "reference";
-    case Backend::Cpu: return "cpu";
-    case Backend::Kokkos: return "kokkos";
-    case Backend::Cuda: return "cuda";
-  }
-  return "?";
-}
-
 std::string cpu_matrix_products() { return cpu_backend::description(); }
 std::string kokkos_description() { return kokkos_backend::description(); }
 std::string cuda_description() { return cuda_backend::description(); }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/backend.hpp"
 
 namespace lowcomm {
 

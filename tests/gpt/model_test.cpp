@@ -19,6 +19,7 @@
 #include "fixtures/fixtures.hpp"
 #include "gpt/model.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/backend.hpp"
 #include "lowcomm/optim/adamw.hpp"
 
 namespace lowcomm::gpt {

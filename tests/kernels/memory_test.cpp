@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/backend.hpp"
 #include "lowcomm/kernels/elementwise.hpp"
 #include "lowcomm/kernels/memory.hpp"
 

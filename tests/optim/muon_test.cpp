@@ -15,6 +15,7 @@
 #include "fixtures/fixtures.hpp"
 #include "lowcomm/config/config.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/backend.hpp"
 #include "lowcomm/kernels/execution_context.hpp"
 #include "lowcomm/optim/muon.hpp"
 #include "lowcomm/optim/newton_schulz.hpp"

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "lowcomm/comm/communicator.hpp"
+#include "lowcomm/kernels/backend.hpp"
 #include "lowcomm/kernels/execution_context.hpp"
 
 namespace lowcomm::test {

@@ -28,6 +28,7 @@
 #include "common/mpi_session.hpp"
 #include "gpt/model.hpp"
 #include "lowcomm/core/timing.hpp"
+#include "lowcomm/kernels/backend.hpp"
 #include "lowcomm/kernels/linear.hpp"
 #include "lowcomm/optim/registry.hpp"
 

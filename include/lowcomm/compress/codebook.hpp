@@ -13,7 +13,7 @@
 #include <span>
 #include <vector>
 
-#include "lowcomm/kernels/backend.hpp"
+#include "lowcomm/kernels/backend_name.hpp"
 
 namespace lowcomm {
 

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lowcomm/kernels/backend.hpp"
+#include "lowcomm/kernels/backend_name.hpp"
 
 namespace lowcomm {
 

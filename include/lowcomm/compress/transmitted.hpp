@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <span>
 
-#include "lowcomm/kernels/backend.hpp"
+#include "lowcomm/kernels/backend_name.hpp"
 
 namespace lowcomm {
 

@@ -5,22 +5,15 @@
 // backends: portable Kokkos (builds with LOWCOMM_ENABLE_KOKKOS=ON) and CUDA (builds with CUDA
 // enabled, preset `cuda`). A backend a kernel does not have, or that this build lacks, throws
 // lowcomm::Error naming the kernel and the backend.
+// The Backend enum and its names are backend_name.hpp's.
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "lowcomm/core/local_rank.hpp"
+#include "lowcomm/kernels/backend_name.hpp"
 
 namespace lowcomm::kernels {
-
-enum class Backend {
-  Reference,  // plain loops, written for clarity; the definition of the result
-  Cpu,        // optimised for CPUs: OpenMP threads, vectorisable inner loops
-  Kokkos,     // portable: kernels/kokkos, in Kokkos's default execution space (the compressors' kernels)
-  Cuda,       // kernels/cuda, on this process's GPU
-};
-
-std::string_view to_string(Backend backend);
 
 // The BLAS behind every Cpu matrix product in this build: OpenBLAS's configuration string,
 // "CBLAS <libraries>" (LOWCOMM_BLAS=FindBLAS), or "Eigen" (for `lowcomm info` and the

@@ -28,7 +28,7 @@
 #include <span>
 #include <vector>
 
-#include "lowcomm/kernels/backend.hpp"
+#include "lowcomm/kernels/backend_name.hpp"
 #include "lowcomm/kernels/blocks.hpp"
 
 namespace lowcomm::kernels {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <span>
 
-#include "lowcomm/kernels/backend.hpp"
+#include "lowcomm/kernels/backend_name.hpp"
 #include "lowcomm/kernels/blocks.hpp"
 #include "lowcomm/kernels/scatter.hpp"
 

@@ -9,7 +9,7 @@
 // without being it.
 #include <span>
 
-#include "lowcomm/kernels/backend.hpp"
+#include "lowcomm/kernels/backend_name.hpp"
 
 namespace lowcomm::kernels {
 

@@ -8,7 +8,7 @@
 #include <span>
 #include <string_view>
 
-#include "lowcomm/kernels/backend.hpp"
+#include "lowcomm/kernels/backend_name.hpp"
 #include "lowcomm/kernels/precision.hpp"
 
 namespace lowcomm {

@@ -8,7 +8,7 @@
 #include <span>
 
 #include "lowcomm/core/host_device.hpp"
-#include "lowcomm/kernels/backend.hpp"
+#include "lowcomm/kernels/backend_name.hpp"
 
 namespace lowcomm::kernels {
 

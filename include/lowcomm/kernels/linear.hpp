@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <span>
 
-#include "lowcomm/kernels/backend.hpp"
+#include "lowcomm/kernels/backend_name.hpp"
 #include "lowcomm/kernels/precision.hpp"
 
 namespace lowcomm::kernels {

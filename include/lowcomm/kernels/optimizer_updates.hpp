@@ -11,7 +11,7 @@
 // Throws lowcomm::Error, modifying nothing, when the spans' sizes differ.
 #include <span>
 
-#include "lowcomm/kernels/backend.hpp"
+#include "lowcomm/kernels/backend_name.hpp"
 
 namespace lowcomm::kernels {
 

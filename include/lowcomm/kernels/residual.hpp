@@ -4,7 +4,7 @@
 // Cpu is a threaded, vectorised loop and equals Reference bitwise.
 #include <span>
 
-#include "lowcomm/kernels/backend.hpp"
+#include "lowcomm/kernels/backend_name.hpp"
 
 namespace lowcomm::kernels {
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <span>
 
-#include "lowcomm/kernels/backend.hpp"
+#include "lowcomm/kernels/backend_name.hpp"
 
 namespace lowcomm {
 

@@ -26,6 +26,7 @@
 #include "builtins.hpp"
 #include "lowcomm/compress/fused_error_feedback.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/backend.hpp"
 #include "lowcomm/kernels/elementwise.hpp"
 #include "lowcomm/kernels/linalg.hpp"
 #include "shared_random.hpp"

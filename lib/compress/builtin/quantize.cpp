@@ -15,6 +15,7 @@
 #include "builtins.hpp"
 #include "lowcomm/compress/fused_correction.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/backend.hpp"
 #include "lowcomm/kernels/quantize.hpp"
 #include "shared_random.hpp"
 

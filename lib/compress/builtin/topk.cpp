@@ -22,6 +22,7 @@
 #include "builtins.hpp"
 #include "lowcomm/compress/fused_correction.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/kernels/backend.hpp"
 #include "lowcomm/kernels/scatter.hpp"
 #include "lowcomm/kernels/topk.hpp"
 #include "wire_fields.hpp"
