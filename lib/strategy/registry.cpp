@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <mutex>
 
-#include "builtins.hpp"
+#include "builtin/builtins.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/error.hpp"
@@ -50,14 +50,11 @@ RegisterStrategy::RegisterStrategy(StrategyInfo info) {
   register_statically(StrategyRegistry::global(), std::move(info));
 }
 
+// One per builtin/<name>.cpp, found by the build (cmake/LowcommBuiltins.cmake).
 void register_builtin_strategies(StrategyRegistry& registry) {
-  registry.add(strategy::data_parallel_strategy());
-  registry.add(strategy::demo_strategy());
-  registry.add(strategy::diloco_strategy());
-  registry.add(strategy::desloc_strategy());
-  registry.add(strategy::noloco_strategy());
-  registry.add(strategy::onebit_adam_strategy());
-  registry.add(strategy::zero_one_adam_strategy());
+#define LOWCOMM_BUILTIN(name) registry.add(strategy::name##_strategy());
+#include "builtin_strategies.inc"
+#undef LOWCOMM_BUILTIN
 }
 
 }  // namespace lowcomm

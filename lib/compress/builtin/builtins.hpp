@@ -1,18 +1,14 @@
 #pragma once
-// The descriptions (name, parameters, factory) of the built-in compressors. Each declares its
-// parameters once, as an options struct with its OptionsSchema.
+// What a built-in compressor's source includes: the registry and the options schema each declares
+// its parameters with, and the description of every built-in, `CompressorInfo <name>_compressor()`
+// for each builtin/<name>.cpp (the build lists them: builtin_compressors.inc).
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/config/options_schema.hpp"
 
 namespace lowcomm::builtin {
 
-CompressorInfo none_compressor();
-CompressorInfo randomk_compressor();
-CompressorInfo topk_compressor();
-CompressorInfo quantize_compressor();
-CompressorInfo powersgd_compressor();
-CompressorInfo dct_topk_compressor();
-CompressorInfo sparseloco_compressor();
-CompressorInfo majority_vote_compressor();
+#define LOWCOMM_BUILTIN(name) CompressorInfo name##_compressor();
+#include "builtin_compressors.inc"
+#undef LOWCOMM_BUILTIN
 
 }  // namespace lowcomm::builtin

@@ -21,14 +21,14 @@
 
 #include <algorithm>
 
-#include "block_tree.hpp"
+#include "shared/block_tree.hpp"
 #include "builtins.hpp"
 #include "lowcomm/compress/dct_topk_options.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/blocks.hpp"
 #include "lowcomm/kernels/dct_topk.hpp"
 #include "lowcomm/kernels/scatter.hpp"
-#include "wire_fields.hpp"
+#include "shared/wire_fields.hpp"
 
 namespace lowcomm::builtin {
 

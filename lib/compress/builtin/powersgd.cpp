@@ -29,7 +29,7 @@
 #include "lowcomm/kernels/backend.hpp"
 #include "lowcomm/kernels/elementwise.hpp"
 #include "lowcomm/kernels/linalg.hpp"
-#include "shared_random.hpp"
+#include "shared/shared_random.hpp"
 
 namespace lowcomm::builtin {
 

@@ -17,7 +17,7 @@
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/backend.hpp"
 #include "lowcomm/kernels/quantize.hpp"
-#include "shared_random.hpp"
+#include "shared/shared_random.hpp"
 
 namespace lowcomm::builtin {
 

@@ -11,8 +11,8 @@
 #include "builtins.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/scatter.hpp"
-#include "shared_random.hpp"
-#include "wire_fields.hpp"
+#include "shared/shared_random.hpp"
+#include "shared/wire_fields.hpp"
 
 namespace lowcomm::builtin {
 

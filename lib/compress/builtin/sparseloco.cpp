@@ -26,7 +26,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "block_tree.hpp"
+#include "shared/block_tree.hpp"
 #include "builtins.hpp"
 #include "lowcomm/compress/index_encoding.hpp"
 #include "lowcomm/compress/value_encoding.hpp"

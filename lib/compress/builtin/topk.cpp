@@ -25,7 +25,7 @@
 #include "lowcomm/kernels/backend.hpp"
 #include "lowcomm/kernels/scatter.hpp"
 #include "lowcomm/kernels/topk.hpp"
-#include "wire_fields.hpp"
+#include "shared/wire_fields.hpp"
 
 namespace lowcomm::builtin {
 

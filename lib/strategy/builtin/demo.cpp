@@ -33,8 +33,8 @@
 #include <vector>
 
 #include "builtins.hpp"
-#include "compressed_sync.hpp"
-#include "tensor_buffers.hpp"
+#include "../compressed_sync.hpp"
+#include "../tensor_buffers.hpp"
 #include "lowcomm/compress/dct_topk_options.hpp"
 #include "lowcomm/compress/error_feedback.hpp"
 #include "lowcomm/compress/registry.hpp"

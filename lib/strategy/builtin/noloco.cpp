@@ -22,7 +22,7 @@
 
 #include "builtins.hpp"
 #include "lowcomm/strategy/gossip_matching.hpp"
-#include "tensor_buffers.hpp"
+#include "../tensor_buffers.hpp"
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/core/timeline.hpp"
 #include "lowcomm/error.hpp"

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "builtins.hpp"
-#include "compressed_sync.hpp"
-#include "tensor_buffers.hpp"
+#include "../compressed_sync.hpp"
+#include "../tensor_buffers.hpp"
 #include "lowcomm/core/timeline.hpp"
 #include "lowcomm/error.hpp"
 #include "lowcomm/kernels/elementwise.hpp"

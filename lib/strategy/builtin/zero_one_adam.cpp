@@ -34,8 +34,8 @@
 #include <vector>
 
 #include "builtins.hpp"
-#include "flat_adam.hpp"
-#include "onebit_all_reduce.hpp"
+#include "../flat_adam.hpp"
+#include "../onebit_all_reduce.hpp"
 #include "lowcomm/core/timing.hpp"
 #include "lowcomm/error.hpp"
 

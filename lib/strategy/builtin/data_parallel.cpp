@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "builtins.hpp"
-#include "compressed_sync.hpp"
-#include "tensor_buffers.hpp"
+#include "../compressed_sync.hpp"
+#include "../tensor_buffers.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/core/timeline.hpp"
 #include "lowcomm/error.hpp"

@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "builtins.hpp"
-#include "flat_adam.hpp"
-#include "onebit_all_reduce.hpp"
+#include "../flat_adam.hpp"
+#include "../onebit_all_reduce.hpp"
 #include "lowcomm/compress/traffic.hpp"
 #include "lowcomm/core/timeline.hpp"
 #include "lowcomm/error.hpp"

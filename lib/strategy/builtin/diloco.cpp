@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "builtins.hpp"
-#include "compressed_sync.hpp"
+#include "../compressed_sync.hpp"
 #include "lowcomm/compress/registry.hpp"
 #include "lowcomm/core/timeline.hpp"
 #include "lowcomm/error.hpp"
