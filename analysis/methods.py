@@ -1,6 +1,9 @@
 """Method labels: which runs are the same method (and differ only in seed and network).
 
-A label is ``<strategy>/<compressor> <parameters>``:
+A log written by `lowcomm train` carries its label (attribute ``label``, made from each
+strategy's and compressor's registration: include/lowcomm/strategy/method_label.hpp), and that is
+the label; for a log written before, the rules below derive the same (analysis/tests/
+test_labels.py holds the two together). A label is ``<strategy>/<compressor> <parameters>``:
 
 - ``data_parallel/<compressor>``: the compressor's main parameter, e.g.
   ``data_parallel/topk ratio=0.01``, ``data_parallel/powersgd rank=4``,
@@ -123,8 +126,13 @@ def _compressor_part(config: dict, name: str) -> str:
 
 
 def method_label(config: dict, attrs: dict | None = None) -> str:
-    """The base label of one run (before disambiguation), from its resolved config."""
+    """The base label of one run (before disambiguation): the log's own (attribute ``label``,
+    which `lowcomm train` writes from each component's registration), else derived from its
+    resolved config as below (logs written before there was one)."""
     attrs = attrs or {}
+    written = attrs.get("label")
+    if isinstance(written, str) and written.strip():
+        return written.strip()
     strategy = config_value(config, "strategy.name", attrs.get("strategy", "unknown"))
     compressor = config_value(config, "compressor.name", attrs.get("compressor", "none"))
     if strategy == "demo":

@@ -8,6 +8,7 @@
 
 #include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/strategy/method_label.hpp"
 #include "lowcomm/strategy/registry.hpp"
 #include "trainer.hpp"
 
@@ -39,6 +40,10 @@ void Trainer::open_log() {
     if (const std::string& method = config_.get_string("experiment.method"); !method.empty()) {
       metadata.extra["method"] = method;
     }
+    // The method's label and the keys it was made from: analysis/ reads them (method_label.hpp).
+    const MethodLabel label = method_label(config_);
+    metadata.extra["label"] = label.text;
+    metadata.extra["label_keys"] = fmt::format("{}", fmt::join(label.keys, ","));
     if (data_->val_loss_floor) metadata.extra["val_loss_floor"] = fmt::format("{:.17g}", *data_->val_loss_floor);
     if (data_->loss_floor) metadata.extra["loss_floor"] = fmt::format("{:.17g}", *data_->loss_floor);
     log_.emplace(RunLog::create(log_path(), schema, metadata, {}, arguments_.force));

@@ -13,6 +13,7 @@
 #include "lowcomm/compress/compressor.hpp"
 #include "lowcomm/config/component_parameters.hpp"
 #include "lowcomm/config/config.hpp"
+#include "lowcomm/config/label_key.hpp"
 #include "lowcomm/core/registry.hpp"
 
 namespace lowcomm {
@@ -43,6 +44,8 @@ struct CompressorInfo {
   std::vector<std::vector<std::string>> wire_examples;
   bool error_feedback_by_default = false;
   std::function<std::unique_ptr<Compressor>(const CompressorParameters&)> create;
+  // Its keys in a method's label, after its name (method_label.hpp): "topk ratio=0.01".
+  std::vector<LabelKey> label;
 };
 
 // add, find, all and names: core/registry.hpp.

@@ -118,6 +118,8 @@ class Config {
   std::int64_t get_int(std::string_view path) const;
   double get_double(std::string_view path) const;
   const std::string& get_string(std::string_view path) const;
+  // The value whatever its type (for what prints any key alike).
+  const ConfigValue& value(std::string_view path) const { return value_of(path); }
 
   // The concrete paths set for a wildcard key, sorted (numeric segments numerically).
   std::vector<std::string> instances(std::string_view wildcard_path) const;

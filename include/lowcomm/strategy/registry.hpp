@@ -16,6 +16,7 @@
 #include "lowcomm/compress/traffic.hpp"
 #include "lowcomm/compress/unit.hpp"
 #include "lowcomm/config/config.hpp"
+#include "lowcomm/config/label_key.hpp"
 #include "lowcomm/core/registry.hpp"
 #include "lowcomm/strategy/strategy.hpp"
 
@@ -79,6 +80,14 @@ struct StrategyInfo {
   std::function<std::string(const Config&)> transport;
   // At least one: the configurations the tests train and resume (StrategyExample).
   std::vector<StrategyExample> examples;
+  // Its keys in a method's label, after its name (method_label.hpp): "diloco H=500 F=2".
+  std::vector<LabelKey> label;
+  // Whether the label names optimizer.name where it is not adamw (a strategy with an Adam of its
+  // own does not read it).
+  bool label_names_optimizer = true;
+  // Optional: the whole strategy part and compressor part of its label, where the declarative
+  // one does not fit (DeMo's transport and pipeline); returns the label after "<name>/".
+  std::function<std::string(const Config&, std::vector<std::string>* keys)> custom_label;
 };
 
 // add, find, all and names: core/registry.hpp.

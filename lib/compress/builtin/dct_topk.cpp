@@ -218,7 +218,8 @@ CompressorInfo dct_topk_compressor() {
                                             values.name()));
             }
             return std::make_unique<DctTopK>(options.topk, options.chunk, values, indices, tree);
-          }};
+          },
+          .label = {{"topk", "k"}, {"chunk", "chunk", "64"}}};
 }
 
 }  // namespace lowcomm::builtin

@@ -140,7 +140,8 @@ CompressorInfo majority_vote_compressor() {
             const MajorityVoteOptions options = majority_vote_schema().read(p);
             if (options.momentum >= 1.0) p.reject("momentum", "must be below 1: at 1 the momentum never moves");
             return std::make_unique<MajorityVote>(static_cast<float>(options.momentum));
-          }};
+          },
+          .label = {{"momentum", "momentum"}}};
 }
 
 }  // namespace lowcomm::builtin

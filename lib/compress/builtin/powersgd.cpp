@@ -269,7 +269,8 @@ CompressorInfo powersgd_compressor() {
           .error_feedback_by_default = true,
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
             return std::make_unique<PowerSgd>(powersgd_schema().read(p));
-          }};
+          },
+          .label = {{"rank", "rank"}, {.key = "start_step", .shown_as = "start", .hidden_at = "0", .late = true}}};
 }
 
 }  // namespace lowcomm::builtin

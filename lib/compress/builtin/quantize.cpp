@@ -209,7 +209,8 @@ CompressorInfo quantize_compressor() {
             if (bits == 1 && stochastic) p.reject("rounding", "1-bit values have no rounding; use nearest");
             return std::make_unique<Quantize>(bits, options.group_size,
                                               stochastic ? Rounding::Stochastic : Rounding::Nearest);
-          }};
+          },
+          .label = {{"bits", "bits"}}};
 }
 
 }  // namespace lowcomm::builtin

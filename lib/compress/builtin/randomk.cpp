@@ -162,7 +162,8 @@ CompressorInfo randomk_compressor() {
           .create = [](const CompressorParameters& p) -> std::unique_ptr<Compressor> {
             const RandomKOptions o = randomk_schema().read(p);
             return std::make_unique<RandomK>(o.ratio, o.k, ValueEncoding::parse(o.value_type, o.bins, o.range));
-          }};
+          },
+          .label = {{"ratio", "ratio"}}};
 }
 
 }  // namespace lowcomm::builtin

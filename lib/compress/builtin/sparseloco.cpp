@@ -322,7 +322,8 @@ CompressorInfo sparseloco_compressor() {
                                             p.prefix()));
             }
             return std::make_unique<SparseLoco>(options);
-          }};
+          },
+          .label = {{"topk", "topk"}, {"bins", "bins"}}};
 }
 
 }  // namespace lowcomm::builtin

@@ -316,7 +316,8 @@ CompressorInfo topk_compressor() {
             }
             return std::make_unique<TopK>(o.ratio, o.k, ValueEncoding::parse(o.value_type, o.bins, o.range),
                                           IndexEncoding::parse(o.index_width), tree);
-          }};
+          },
+          .label = {{"ratio", "ratio"}}};
 }
 
 }  // namespace lowcomm::builtin

@@ -41,6 +41,7 @@
 #include "lowcomm/core/tensor.hpp"
 #include "lowcomm/core/timeline.hpp"
 #include "lowcomm/error.hpp"
+#include "lowcomm/strategy/method_label.hpp"
 #include "lowcomm/kernels/blocks.hpp"
 #include "lowcomm/kernels/elementwise.hpp"
 
@@ -407,6 +408,33 @@ class Demo final : public Strategy {
   mutable SyncReport unreported_;
 };
 
+// DeMo's part of a method's label (method_label.hpp): its transport (DCT top-k as "dct_topk k=32",
+// with chunk= where not 64; another compressor as its own label part), wire= where not DeMo's
+// reference wire, a merged exchange, the pipeline, and beta= where the decay is not 0.999.
+std::string demo_label(const Config& config, std::vector<std::string>* keys) {
+  const auto read = [&](const std::string& path) {
+    keys->push_back(path);
+    return label_value(config.value(path));
+  };
+  const std::string transport = read("strategy.demo.transport");
+  std::string text;
+  if (transport == "dct_topk") {
+    text = "dct_topk k=" + read("compressor.dct_topk.topk");
+    if (const std::string chunk = read("compressor.dct_topk.chunk"); chunk != "64") text += " chunk=" + chunk;
+  } else {
+    text = compressor_label(config, transport, keys);
+  }
+  if (const std::string wire = read("compressor.dct_topk.wire"); wire != "reference") text += " wire=" + wire;
+  if (const std::string exchange = read("compressor.dct_topk.exchange");
+      transport == "dct_topk" && exchange != "gather" && exchange != "all_reduce") {
+    text += " exchange=" + exchange;
+    if (const std::string groups = read("compressor.merge_groups"); groups != "none") text += " merge_groups=" + groups;
+  }
+  if (const std::string pipeline = read("strategy.demo.pipeline"); pipeline != "none") text += " " + pipeline;
+  if (const std::string decay = read("strategy.demo.compression_decay"); decay != "0.999") text += " beta=" + decay;
+  return text;
+}
+
 }  // namespace
 
 StrategyInfo demo_strategy() {
@@ -425,7 +453,9 @@ StrategyInfo demo_strategy() {
                    {"demo_stale_1bit", {"strategy.name=demo", "strategy.demo.compression_chunk=4",
                                         "strategy.demo.wire=compact_1bit", "strategy.demo.pipeline=stale"}},
                    {"demo_topk_transport",
-                    {"strategy.name=demo", "strategy.demo.transport=topk", "compressor.topk.ratio=0.2"}}}};
+                    {"strategy.name=demo", "strategy.demo.transport=topk", "compressor.topk.ratio=0.2"}}},
+      .label_names_optimizer = false,
+      .custom_label = demo_label};
 }
 
 }  // namespace lowcomm::strategy

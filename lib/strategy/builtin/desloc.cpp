@@ -184,7 +184,8 @@ StrategyInfo desloc_strategy() {
           .transport = {},  // compressor.name
           .examples = {{"desloc", {"strategy.name=desloc", "optimizer.name=adamw", "strategy.desloc.param_period=2",
                                       "strategy.desloc.first_moment_period=3",
-                                      "strategy.desloc.second_moment_period=6"}}}};
+                                      "strategy.desloc.second_moment_period=6"}}},
+          .label = {{"param_period", "Kx"}, {"first_moment_period", "Ku"}, {"second_moment_period", "Kv"}}};
 }
 
 }  // namespace lowcomm::strategy

@@ -323,7 +323,8 @@ StrategyInfo diloco_strategy() {
                                          "strategy.diloco.alpha=0.5", "compressor.name=quantize"}},
                    {"sparseloco", {"strategy.name=diloco", "strategy.diloco.inner_steps=3",
                                    "compressor.name=sparseloco", "compressor.sparseloco.chunk=4",
-                                   "compressor.sparseloco.topk=2"}}}};
+                                   "compressor.sparseloco.topk=2"}}},
+      .label = {{"inner_steps", "H"}, {"fragments", "F", "1"}, {"overlap_steps", "tau", "0"}, {"alpha", "alpha", "1"}}};
 }
 
 }  // namespace lowcomm::strategy

@@ -216,7 +216,8 @@ StrategyInfo noloco_strategy() {
           },
           .syncs = noloco_syncs,
           .transport = {},
-          .examples = {{"noloco", {"strategy.name=noloco", "strategy.noloco.inner_steps=2"}}}};
+          .examples = {{"noloco", {"strategy.name=noloco", "strategy.noloco.inner_steps=2"}}},
+          .label = {{"inner_steps", "H"}, {.key = "pull", .shown_as = "pull", .hidden_at_key = "outer_lr"}}};
 }
 
 }  // namespace lowcomm::strategy

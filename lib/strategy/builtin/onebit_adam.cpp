@@ -148,7 +148,9 @@ StrategyInfo onebit_adam_strategy() {
           },
           .syncs = onebit_adam_syncs,
           .transport = [](const Config&) { return std::string(kOnebitTransport); },
-          .examples = {{"onebit_adam", {"strategy.name=onebit_adam", "strategy.onebit_adam.freeze_step=3"}}}};
+          .examples = {{"onebit_adam", {"strategy.name=onebit_adam", "strategy.onebit_adam.freeze_step=3"}}},
+          .label = {{"freeze_step", "freeze"}, {"beta2", "beta2", "0.999"}},
+          .label_names_optimizer = false};  // its own Adam
 }
 
 }  // namespace lowcomm::strategy

@@ -261,7 +261,9 @@ StrategyInfo zero_one_adam_strategy() {
           .examples = {{"zero_one_adam", {"strategy.name=zero_one_adam", "strategy.zero_one_adam.var_freeze_step=4",
                                              "strategy.zero_one_adam.var_update_scaler=2",
                                              "strategy.zero_one_adam.local_step_scaler=2",
-                                             "strategy.zero_one_adam.local_step_clipper=2"}}}};
+                                             "strategy.zero_one_adam.local_step_clipper=2"}}},
+          .label = {{"var_freeze_step", "freeze"}, {"local_step_clipper", "local<"}},
+          .label_names_optimizer = false};  // its own Adam
 }
 
 }  // namespace lowcomm::strategy
