@@ -174,6 +174,14 @@ for method in ("psyche", "streaming"):
     if float(rows[method]["exposed_s"]) != 0:
         failures.append(f"{method}: a minute of compute leaves {rows[method]['exposed_s']} s exposed, not 0")
 
+# Without --step-compute-ms, a method's modelled compute (cluster.step_compute_ms) prices its step.
+rows = plan("--model", "tiny", "--world-size", "4",
+            "--method", "modelled: cluster.step_compute_ms=1", "--method", "measured:")
+expect(rows, "modelled", "compute_s", 0.001, 1e-15)
+expect(rows, "modelled", "exposed_s", float(rows["modelled"]["comm_s"]), 1e-12)
+if rows["measured"].get("compute_s") not in (None, "", "0", "0.0"):
+    failures.append(f"measured: compute_s {rows['measured']['compute_s']!r} without a compute time")
+
 # The published figures (REFERENCE.md §5), as docs/plan.md reproduces them.
 rows = plan("--model", "olmo-1b", "--world-size", "64",
             "--method", "demo: strategy.name=demo compressor.dct_topk.topk=16",

@@ -170,8 +170,12 @@ void run(const PlanArguments& arguments) {
                    method.label.c_str());
     }
     try {
+      // --step-compute-ms, else the method's modelled compute (cluster.step_compute_ms), if any.
+      const double compute_ms = arguments.step_compute_ms > 0 || !method.config.has("cluster.step_compute_ms")
+                                    ? arguments.step_compute_ms
+                                    : method.config.get_double("cluster.step_compute_ms");
       plans.push_back(plan_method(method.label, method.config, tensors, arguments.world_size, arguments.step,
-                                  arguments.step_compute_ms * 1e-3));
+                                  compute_ms * 1e-3));
     } catch (const ConfigError& e) {  // what only pricing finds (a compressor refusing the probe)
       throw ConfigError(fmt::format("method \"{}\": {}", method.label, e.what()));
     }
@@ -215,7 +219,8 @@ void add_plan_command(CLI::App& app) {
   plan->add_option("--step-compute-ms", arguments.step_compute_ms,
                    "one rank's compute per step in ms (e.g. `lowcomm bench model`'s step(ms) on the target "
                    "machine): adds the step's time, compute plus the communication it does not hide (Psyche's and "
-                   "DeMo's stale pipelines hide a step's compute, streaming DiLoCo overlap_steps' worth)")
+                   "DeMo's stale pipelines hide a step's compute, streaming DiLoCo overlap_steps' worth); without it, "
+                   "a method's cluster.step_compute_ms where it sets one")
       ->type_name("MS")
       ->check(CLI::NonNegativeNumber);
   plan->add_option("--baseline", arguments.baseline, "the method the ratios divide (default: the first)")

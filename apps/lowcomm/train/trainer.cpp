@@ -111,17 +111,7 @@ RankStep Trainer::compute_gradients(std::int64_t step, double lr, double& rank_t
   const std::int64_t micro_batches = loop_.micro_batches;
   const auto start = SteadyClock::now();
   RankStep mine;
-  if (clock_->options().modelled_compute()) {
-    const gpt::GptConfig& shape = model_->config();
-    const LoaderOptions& batches = data_->loader.options();  // every training batch has this shape
-    const auto tokens = static_cast<double>(micro_batches * batches.batch_size * batches.seq_len);
-    step_compute_s_ =
-        clock_->options().step_compute_seconds(tokens * shape.training_flops_per_token(batches.seq_len));
-    blocks_per_step_ = 2 * shape.layers * micro_batches;  // forward and backward, each micro-batch
-    blocks_done_ = 0;
-    charged_in_step_ = 0;
-    charging_ = true;
-  }
+  if (clock_->options().modelled_compute()) start_modelled_compute();
   strategy_->before_forward(static_cast<std::uint64_t>(step), lr, model_->parameter_spans());
   model_->zero_gradients();
   int b = 0, t = 0;
@@ -147,8 +137,21 @@ RankStep Trainer::compute_gradients(std::int64_t step, double lr, double& rank_t
   return mine;
 }
 
-// Modelled compute: block k of the step's K (forward and backward) has charged k / (K + 1) of the
-// step's compute, the end of the passes all of it.
+// Modelled compute: the step's compute (configured, or its FLOPs at the configured rate), charged
+// from here to the end of the passes.
+void Trainer::start_modelled_compute() {
+  const gpt::GptConfig& shape = model_->config();
+  const LoaderOptions& batches = data_->loader.options();  // every training batch has this shape
+  const auto tokens = static_cast<double>(loop_.micro_batches * batches.batch_size * batches.seq_len);
+  step_compute_s_ = clock_->options().step_compute_seconds(tokens * shape.training_flops_per_token(batches.seq_len));
+  blocks_per_step_ = 2 * shape.layers * loop_.micro_batches;  // forward and backward, each micro-batch
+  blocks_done_ = 0;
+  charged_in_step_ = 0;
+  charging_ = true;
+}
+
+// Block k of the step's K (forward and backward) has charged k / (K + 1) of the step's compute,
+// the end of the passes all of it.
 void Trainer::charge_modelled_compute(bool step_done) {
   if (!step_done) ++blocks_done_;
   const double due = step_done ? step_compute_s_

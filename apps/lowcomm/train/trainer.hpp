@@ -53,6 +53,7 @@ class Trainer {
   void stop_or_skip_nonfinite(std::int64_t step, double lr, RankStep mine, int reporting_rank,
                               double rank_tokens, ProgressLine& progress);
   bool after_step(std::int64_t step, bool stop, ProgressLine& progress);
+  void start_modelled_compute();
   void charge_modelled_compute(bool step_done);
 
   // trainer_resume.cpp: the run folder, checkpoints and resuming.
