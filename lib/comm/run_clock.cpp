@@ -19,8 +19,8 @@ double ClockOptions::step_compute_seconds(double step_flops) const {
 RunClock::RunClock(const ControlChannel& control, NetworkMode mode, ClockOptions options)
     : control_(control),
       options_(std::move(options)),
-      clock_(NetworkPacing(mode, control).clock_rule()),
-      rule_(NetworkPacing(mode, control).clock_rule()),
+      clock_(clock_rule(mode)),
+      rule_(clock_rule(mode)),
       local_(mode == NetworkMode::Off || control.size() == 1),
       modelled_(options_.modelled_compute()),
       last_exit_(modelled_ ? 0.0 : wall_seconds()) {

@@ -28,16 +28,17 @@ NetworkMode parse_network_mode(std::string_view name);  // "off", "simulate", "t
 // Seconds on the monotonic wall clock the Communicator measures with.
 double wall_seconds();
 
+// The simulated clock's rule in `mode`: collectives take their modelled time (simulate), or the
+// wall clock's (off, throttle).
+constexpr SimulatedClock::Rule clock_rule(NetworkMode mode) {
+  return mode == NetworkMode::Simulate ? SimulatedClock::Rule::Modelled : SimulatedClock::Rule::Measured;
+}
+
 class NetworkPacing {
  public:
   NetworkPacing(NetworkMode mode, const ControlChannel& control) : mode_(mode), control_(control) {}
 
   NetworkMode mode() const { return mode_; }
-  // The simulated clock's rule: collectives take their modelled time (simulate), or the wall
-  // clock's (off, throttle).
-  SimulatedClock::Rule clock_rule() const {
-    return mode_ == NetworkMode::Simulate ? SimulatedClock::Rule::Modelled : SimulatedClock::Rule::Measured;
-  }
   // The modelled seconds a call is charged: the model's, none where nothing is modelled (off).
   double charged(double modelled_s) const { return mode_ != NetworkMode::Off ? modelled_s : 0.0; }
   // A blocking call's duration on the simulated clock: modelled (simulate) or measured.
