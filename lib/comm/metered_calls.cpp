@@ -30,11 +30,9 @@ void MeteredCalls::finish_blocking(CollectiveKind kind, std::uint64_t payload_by
   clock_.returned(wall_seconds());
 }
 
-std::uint64_t MeteredCalls::start(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost,
-                                  std::function<void()> finish,
-                                  const std::function<std::unique_ptr<TransferInFlight>()>& issue) {
+std::uint64_t MeteredCalls::open(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost,
+                                 std::function<void()> finish) {
   const double arrival = wall_seconds();
-  const double modelled_s = pacing_.charged(cost.seconds);
   const std::uint64_t id = next_collective_++;
   InFlight& call = in_flight_[id];
   call.kind = kind;
@@ -43,20 +41,23 @@ std::uint64_t MeteredCalls::start(CollectiveKind kind, std::uint64_t payload_byt
   call.started = arrival;
   call.links = pacing_.reserve(arrival, cost.seconds);
   call.finish = std::move(finish);
-  try {
-    call.transfer = issue();
-  } catch (...) {
-    pacing_.cancel(call.links);
-    in_flight_.erase(id);
-    next_collective_ = id;
-    throw;
-  }
+  return id;
+}
+
+void MeteredCalls::close_unstarted(std::uint64_t id) {
+  pacing_.cancel(in_flight_.at(id).links);
+  in_flight_.erase(id);
+  next_collective_ = id;
+}
+
+void MeteredCalls::started(std::uint64_t id) {
   // The bytes are counted now; the measured time when it is waited for. The call itself is
   // counted as compute (it only posts the collective).
-  clock_.record(ClockEventKind::Start, id, kind, arrival, modelled_s);
-  clock_.returned(arrival);
-  meter_.count(kind, {0, cost.bytes_sent, cost.bytes_received, 0.0, modelled_s});
-  return id;
+  const InFlight& call = in_flight_.at(id);
+  const double modelled_s = pacing_.charged(call.cost.seconds);
+  clock_.record(ClockEventKind::Start, id, call.kind, call.started, modelled_s);
+  clock_.returned(call.started);
+  meter_.count(call.kind, {0, call.cost.bytes_sent, call.cost.bytes_received, 0.0, modelled_s});
 }
 
 void MeteredCalls::progress() {

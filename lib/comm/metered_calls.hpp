@@ -37,8 +37,19 @@ class MeteredCalls {
 
   // A non-blocking call: `issue()` starts the transport's transfer and returns it; `finish` runs
   // once it has completed (the average's division). Returns the call's number for test and wait.
+  template <class Issue>
   std::uint64_t start(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost,
-                      std::function<void()> finish, const std::function<std::unique_ptr<TransferInFlight>()>& issue);
+                      std::function<void()> finish, Issue&& issue) {
+    const std::uint64_t id = open(kind, payload_bytes, cost, std::move(finish));
+    try {
+      in_flight_.at(id).transfer = issue();
+    } catch (...) {
+      close_unstarted(id);
+      throw;
+    }
+    started(id);
+    return id;
+  }
   bool test(std::uint64_t id) { return in_flight_.at(id).transfer->test(); }
   void wait(std::uint64_t id);
   void progress();  // every transfer in flight tested
@@ -52,6 +63,12 @@ class MeteredCalls {
   void finish_blocking(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost, double arrival,
                        double all_arrived);
   void record(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost, double measured_s);
+  // start's steps around the transport's: a number and the links reserved; their release where
+  // the transfer could not start; the clock and the counters once it has.
+  std::uint64_t open(CollectiveKind kind, std::uint64_t payload_bytes, const RankCost& cost,
+                     std::function<void()> finish);
+  void close_unstarted(std::uint64_t id);
+  void started(std::uint64_t id);
 
   struct InFlight {
     std::unique_ptr<TransferInFlight> transfer;
