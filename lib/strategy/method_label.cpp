@@ -56,13 +56,20 @@ std::string compressor_label(const Config& config, const std::string& name, std:
   }
   append_keys(text, config, section, info.label, /*late=*/true, keys);
   if (const auto decay = read("error_feedback_decay"); decay && *decay != "1") text += " beta=" + *decay;
-  if (const auto exchange = read("exchange"); exchange && *exchange != "gather" && *exchange != "all_reduce") {
-    text += " exchange=" + *exchange;
-    if (config.has("compressor.merge_groups")) {
-      keys->push_back("compressor.merge_groups");
-      if (const std::string groups = config.get_string("compressor.merge_groups"); groups != "none") {
-        text += " merge_groups=" + groups;
-      }
+  return text + exchange_label(config, name, keys);
+}
+
+std::string exchange_label(const Config& config, const std::string& name, std::vector<std::string>* keys) {
+  const std::string path = "compressor." + name + ".exchange";
+  if (!config.has(path)) return "";
+  keys->push_back(path);
+  const std::string& exchange = config.get_string(path);
+  if (exchange == "gather" || exchange == "all_reduce") return "";
+  std::string text = " exchange=" + exchange;
+  if (config.has("compressor.merge_groups")) {
+    keys->push_back("compressor.merge_groups");
+    if (const std::string& groups = config.get_string("compressor.merge_groups"); groups != "none") {
+      text += " merge_groups=" + groups;
     }
   }
   return text;

@@ -25,6 +25,10 @@ MethodLabel method_label(const Config& config);
 // no-EF), a decay (beta=) and a merged exchange. `keys` collects what it read.
 std::string compressor_label(const Config& config, const std::string& name, std::vector<std::string>* keys);
 
+// " exchange=tree" (with " merge_groups=<rule>" where set) for a merged exchange of compressor
+// `name`; "" for a gathered or summed one.
+std::string exchange_label(const Config& config, const std::string& name, std::vector<std::string>* keys);
+
 // How a label prints a value: true/false, integers as written, floats as %g, strings bare.
 std::string label_value(const ConfigValue& value);
 

@@ -425,11 +425,7 @@ std::string demo_label(const Config& config, std::vector<std::string>* keys) {
     text = compressor_label(config, transport, keys);
   }
   if (const std::string wire = read("compressor.dct_topk.wire"); wire != "reference") text += " wire=" + wire;
-  if (const std::string exchange = read("compressor.dct_topk.exchange");
-      transport == "dct_topk" && exchange != "gather" && exchange != "all_reduce") {
-    text += " exchange=" + exchange;
-    if (const std::string groups = read("compressor.merge_groups"); groups != "none") text += " merge_groups=" + groups;
-  }
+  if (transport == "dct_topk") text += exchange_label(config, transport, keys);
   if (const std::string pipeline = read("strategy.demo.pipeline"); pipeline != "none") text += " " + pipeline;
   if (const std::string decay = read("strategy.demo.compression_decay"); decay != "0.999") text += " beta=" + decay;
   return text;
