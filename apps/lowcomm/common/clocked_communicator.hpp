@@ -1,7 +1,7 @@
 #pragma once
-// What every command that exchanges data makes first: the run's simulated clock and the
-// Communicator that puts its calls on it, both from the configuration (network.*, comm.*,
-// cluster.*; network_config.hpp). Collective: every rank constructs it together.
+// What every command that exchanges data (train, replay, the benches) makes first: the run's
+// simulated clock and the Communicator that puts its calls on it, both from the configuration
+// (network.*, comm.*, cluster.*; network_config.hpp). Collective: every rank constructs it together.
 #include <mpi.h>
 
 #include "lowcomm/comm/communicator.hpp"

@@ -36,6 +36,7 @@
 #include "lowcomm/log/gradient_trace.hpp"
 #include "lowcomm/comm/host_names.hpp"
 #include "lowcomm/log/replay_output.hpp"
+#include "common/clocked_communicator.hpp"
 #include "common/mpi_session.hpp"
 #include "common/run_config.hpp"
 #include "common/step_recorder.hpp"
@@ -184,8 +185,7 @@ int run(const ReplayArguments& arguments) {
     const std::int64_t total = total_numel(tensors);
     const auto n = static_cast<std::size_t>(total);
 
-    std::optional<RunClock> clock;
-    std::optional<Communicator> comm;
+    std::optional<ClockedCommunicator> network;  // the run's clock and the Communicator on it
     std::unique_ptr<Strategy> strategy;
     const std::string strategy_name = config.get_string("strategy.name");
     const CompressorSelection compressor = compressor_selection(config);
@@ -200,10 +200,9 @@ int run(const ReplayArguments& arguments) {
         throw ConfigError("cluster.compute_tflops prices a model's FLOPs, and a replay has no model: give the "
                           "training step's compute as cluster.step_compute_ms");
       }
-      clock.emplace(mpi.control(), comm_options.mode, clock_options);
-      comm.emplace(MPI_COMM_WORLD, comm_options, &*clock);
+      network.emplace(comm_options, clock_options, mpi.control());
       strategy = StrategyRegistry::global().create(
-          {.comm = *comm, .tensors = tensors, .config = config,
+          {.comm = network->comm, .tensors = tensors, .config = config,
            .seed = static_cast<std::uint64_t>(config.get_int("seed")),
            .execution = execution_context_from_config(config)});
     });
@@ -221,7 +220,7 @@ int run(const ReplayArguments& arguments) {
     });
 
     std::optional<ReplayOutput> output;
-    const std::vector<std::int64_t> dense_sent = dense_bytes_sent(comm->options(), w, n);
+    const std::vector<std::int64_t> dense_sent = dense_bytes_sent(network->comm.options(), w, n);
     const std::vector<std::string> hosts = gather_host_names(mpi.control());
     on_rank_zero_agreed(mpi.control(), [&] {
       const std::filesystem::path out(arguments.out);
@@ -248,7 +247,7 @@ int run(const ReplayArguments& arguments) {
 
     // The dense mean and the gathers to rank 0 are bookkeeping: the uncounted control channel.
     const ControlChannel& control = mpi.control();
-    StepRecorder recorder(*clock, control);
+    StepRecorder recorder(network->clock, control);
     const double lr = options.lr;
     const bool skip_nonfinite = options.nonfinite == "skip";
     double sum_relative_error = 0, sum_cosine = 0, sum_sent = 0, last_cumulative_error = 0;
@@ -313,8 +312,8 @@ int run(const ReplayArguments& arguments) {
         continue;
       }
       // The clock counts the strategy's work as compute, and a modelled step's compute on top.
-      clock->resume_compute();
-      clock->charge_compute(clock->options().step_compute_s.value_or(0.0));
+      network->clock.resume_compute();
+      network->clock.charge_compute(network->clock.options().step_compute_s.value_or(0.0));
       update = params;  // the update: from here, through a lookahead's move (DeMo's psyche pipeline), to after the step
       strategy->before_forward(static_cast<std::uint64_t>(step), lr, param_views);
       const SyncReport report =

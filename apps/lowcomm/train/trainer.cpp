@@ -14,7 +14,6 @@
 #include <limits>
 
 #include "lowcomm/comm/host_names.hpp"
-#include "lowcomm/comm/network_config.hpp"
 #include "lowcomm/config/compute_config.hpp"
 #include "lowcomm/core/timeline.hpp"
 #include "lowcomm/error.hpp"
@@ -36,18 +35,16 @@ Trainer::Trainer(MpiSession& mpi, const TrainArguments& arguments, const Config&
     ExecutionContext execution = execution_context_from_config(config);
     execution.precision = *kernels::precision_named(loop_.precision);  // the schema's choices
     model_ = std::make_unique<gpt::GptModel>(shape, seed, execution);
-    const CommunicatorOptions comm_options = communicator_options_from_config(config, mpi.size());
-    clock_.emplace(mpi.control(), comm_options.mode, clock_options_from_config(config, mpi.size()));
-    comm_.emplace(MPI_COMM_WORLD, comm_options, &*clock_);
-    recorder_.emplace(*clock_, mpi.control());
+    network_.emplace(config, mpi.control());
+    recorder_.emplace(clock(), mpi.control());
     // An exchange in flight (DeMo's stale step, streaming DiLoCo, DDP's buckets) moves during
     // the passes, and modelled compute is charged block by block.
     model_->set_between_blocks([this] {
-      comm_->progress();
+      comm().progress();
       if (charging_) charge_modelled_compute(/*step_done=*/false);
     });
     strategy_ = StrategyRegistry::global().create(
-        {.comm = *comm_, .tensors = model_->tensors(), .config = config, .seed = seed, .execution = execution,
+        {.comm = comm(), .tensors = model_->tensors(), .config = config, .seed = seed, .execution = execution,
          .gradients_clipped = loop_.grad_clip > 0});
     schedule_.emplace(LrSchedule::from_config(config));
     if (!arguments.record_trace.empty() && arguments.resume) {
@@ -88,7 +85,7 @@ void Trainer::run() {
 // What happens in one step. False when the run stops here (a signal: checkpoint saved, exit 0).
 bool Trainer::train_step(std::int64_t step, ProgressLine& progress) {
   const double lr = schedule_->at(static_cast<std::uint64_t>(step));
-  clock_->resume_compute();  // what ran since the last step (validation, checkpoints) is not the step's
+  clock().resume_compute();  // what ran since the last step (validation, checkpoints) is not the step's
   double rank_tokens = 0;
   const RankStep mine = compute_gradients(step, lr, rank_tokens);
 
@@ -111,7 +108,7 @@ RankStep Trainer::compute_gradients(std::int64_t step, double lr, double& rank_t
   const std::int64_t micro_batches = loop_.micro_batches;
   const auto start = SteadyClock::now();
   RankStep mine;
-  if (clock_->options().modelled_compute()) start_modelled_compute();
+  if (clock().options().modelled_compute()) start_modelled_compute();
   strategy_->before_forward(static_cast<std::uint64_t>(step), lr, model_->parameter_spans());
   model_->zero_gradients();
   int b = 0, t = 0;
@@ -143,7 +140,7 @@ void Trainer::start_modelled_compute() {
   const gpt::GptConfig& shape = model_->config();
   const LoaderOptions& batches = data_->loader.options();  // every training batch has this shape
   const auto tokens = static_cast<double>(loop_.micro_batches * batches.batch_size * batches.seq_len);
-  step_compute_s_ = clock_->options().step_compute_seconds(tokens * shape.training_flops_per_token(batches.seq_len));
+  step_compute_s_ = clock().options().step_compute_seconds(tokens * shape.training_flops_per_token(batches.seq_len));
   blocks_per_step_ = 2 * shape.layers * loop_.micro_batches;  // forward and backward, each micro-batch
   blocks_done_ = 0;
   charged_in_step_ = 0;
@@ -157,7 +154,7 @@ void Trainer::charge_modelled_compute(bool step_done) {
   const double due = step_done ? step_compute_s_
                                : step_compute_s_ * static_cast<double>(blocks_done_) /
                                      static_cast<double>(blocks_per_step_ + 1);
-  clock_->charge_compute(due - charged_in_step_);
+  clock().charge_compute(due - charged_in_step_);
   charged_in_step_ = due;
   if (step_done) charging_ = false;
 }

@@ -11,14 +11,13 @@
 #include <string>
 
 #include "gpt/model.hpp"
-#include "lowcomm/comm/communicator.hpp"
-#include "lowcomm/comm/run_clock.hpp"
 #include "lowcomm/core/timing.hpp"
 #include "lowcomm/data/data_config.hpp"
 #include "lowcomm/log/gradient_trace.hpp"
 #include "lowcomm/log/run_log.hpp"
 #include "lowcomm/optim/lr_schedule.hpp"
 #include "lowcomm/strategy/strategy.hpp"
+#include "common/clocked_communicator.hpp"
 #include "common/mpi_session.hpp"
 #include "common/step_recorder.hpp"
 #include "checkpoint_store.hpp"
@@ -76,6 +75,8 @@ class Trainer {
   void finish_outputs();
 
   const ControlChannel& control() const { return mpi_.control(); }
+  RunClock& clock() { return network_->clock; }
+  Communicator& comm() { return network_->comm; }
 
   MpiSession& mpi_;
   const TrainArguments& arguments_;
@@ -89,8 +90,7 @@ class Trainer {
 
   std::optional<TrainingData> data_;
   std::unique_ptr<gpt::GptModel> model_;
-  std::optional<RunClock> clock_;  // the run's simulated clock; comm_ puts its calls on it
-  std::optional<Communicator> comm_;
+  std::optional<ClockedCommunicator> network_;  // the run's clock and the Communicator on it
   std::optional<StepRecorder> recorder_;  // the log's traffic columns, `present` included
   std::unique_ptr<Strategy> strategy_;
   std::optional<LrSchedule> schedule_;

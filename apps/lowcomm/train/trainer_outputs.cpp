@@ -147,7 +147,7 @@ void Trainer::finish_outputs() {
     if (trace_) trace_->close();
   });
   if (timeline_) {
-    clock_->settle();  // the exchanges waited for by the last checkpoint, on the simulated clock
+    clock().settle();  // the exchanges waited for by the last checkpoint, on the simulated clock
     timeline_->close();
   }
 }

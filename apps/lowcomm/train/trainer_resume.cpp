@@ -58,7 +58,7 @@ void Trainer::restore() {
     clock_s_ = state.contains("train/simulated_bits")
                    ? std::bit_cast<double>(state.integer("train/simulated_bits"))
                    : static_cast<double>(state.integer("train/simulated_ns")) * 1e-9;
-    clock_->advance(clock_s_);
+    clock().advance(clock_s_);
     // The progress line's totals carry on as the clock does (checkpoints from before they were
     // kept start them at 0).
     if (state.contains("train/sent_bytes")) sent_total_ = static_cast<double>(state.integer("train/sent_bytes"));
